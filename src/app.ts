@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { installErrorHandling } from './http/errors.js';
+import { resolveAuth } from './http/auth.js';
+import { AppError } from './http/errors.js';
+import { enforceRateLimit } from './http/rate-limit.js';
+import { createValidatorCompiler } from './http/validation.js';
+import { openApiOptions, registerSharedSchemas } from './http/openapi.js';
+import type { App } from './http/types.js';
+import { createServices, type CoreDeps, type Services } from './services.js';
+import { authRoutes } from './modules/auth/auth.routes.js';
+import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
+import { healthRoutes, systemRoutes } from './modules/system/system.routes.js';
+
+/** Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. */
+const v1Modules: Array<(app: App, services: Services) => void> = [systemRoutes, authRoutes, apiKeysRoutes];
+
+export interface BuildAppOptions extends CoreDeps {
+  logger?: boolean | object;
+}
+
+export async function buildApp(options: BuildAppOptions) {
+  const { config } = options;
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+    },
+    bodyLimit: config.jsonBodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: () => randomUUID(),
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  app.setValidatorCompiler(createValidatorCompiler());
+
+  const services = createServices(options);
+
+  installErrorHandling(app);
+  registerSharedSchemas(app);
+  await app.register(cookie);
+  await app.register(swagger, openApiOptions);
+  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { url: '/api/v1/openapi.json' } });
+
+  const authenticators = { apiKey: services.apiKeys.authenticate, session: services.auth.authenticateSession };
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    const isPublic = request.routeOptions.config?.public === true || request.routeOptions.url === undefined;
+    if (!request.url.startsWith('/api/v1') && isPublic) return;
+    // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
+    const auth = await resolveAuth(request, authenticators).catch((error: unknown) => {
+      if (isPublic) return null;
+      throw error;
+    });
+    if (auth) request.auth = auth;
+    else if (!isPublic) throw new AppError('unauthorized', 'Send an API key (Authorization: Bearer va_...) or sign in');
+    await enforceRateLimit(request, reply, {
+      store: services.counters,
+      perMinute: config.rateLimitPerMinute,
+      anonymousPerMinute: config.anonymousRateLimitPerMinute,
+    });
+  });
+
+  await app.register(
+    async (api) => {
+      healthRoutes(api as App, services);
+      api.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+      await api.register(async (v1) => {
+        for (const register of v1Modules) register(v1 as App, services);
+      }, { prefix: '/v1' });
+    },
+    { prefix: '/api' },
+  );
+
+  return { app, services };
+}

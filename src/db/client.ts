@@ -1,0 +1,56 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { Database } from './types.js';
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  /** 'pglite' when embedded, 'postgres' with DATABASE_URL. */
+  kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl: string | null;
+  /** PGlite directory; ':memory:' for a throwaway database. */
+  dataDir: string;
+  poolSize?: number;
+}
+
+// pg returns int8 as a string by default; PGlite returns a number. Counts are int8, so make both numbers.
+// numeric stays a string on both, which is what money needs.
+const INT8_OID = 20;
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      types: pgTypes as pg.CustomTypesConfig,
+      application_name: 'parley',
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const inMemory = options.dataDir === ':memory:';
+  if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
+  const pglite = new PGlite(inMemory ? undefined : options.dataDir);
+  await pglite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return { db, kind: 'pglite', close: () => db.destroy() };
+}
+
+/** Runs raw SQL text (possibly several statements) on a Kysely instance or transaction. */
+export async function execRaw(db: Kysely<any>, text: string, values: readonly unknown[] = []) {
+  return db.executeQuery(CompiledQuery.raw(text, values as unknown[]));
+}

@@ -1,0 +1,122 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+/**
+ * The one table of error codes. The HTTP status, the OpenAPI document and the README all come from here.
+ * Codes are stable snake_case; the message is for humans and may change.
+ */
+export const ERROR_CODES = {
+  validation_failed: { status: 400, meaning: 'The request failed validation; details.fields names each failing field.' },
+  invalid_json: { status: 400, meaning: 'The body is not well-formed JSON.' },
+  invalid_csv: { status: 400, meaning: 'The CSV body could not be parsed; details.line names the line.' },
+  unauthorized: { status: 401, meaning: 'No valid API key or session was sent.' },
+  forbidden: { status: 403, meaning: 'Authenticated, but not allowed to do this.' },
+  not_found: { status: 404, meaning: 'No such route, or no such resource in this account.' },
+  conflict: { status: 409, meaning: 'The request conflicts with the current state (a duplicate, a resource in use).' },
+  payload_too_large: { status: 413, meaning: 'The body is larger than the configured limit.' },
+  unsupported_media_type: { status: 415, meaning: 'The Content-Type is not accepted by this endpoint.' },
+  rate_limited: { status: 429, meaning: 'Too many requests; details.retryAfterSec says how long to wait.' },
+  internal_error: { status: 500, meaning: 'An unexpected error; details.requestId identifies it in the logs.' },
+  service_unavailable: { status: 503, meaning: 'A dependency (database, Redis) is unavailable.' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class AppError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.statusCode = ERROR_CODES[code].status;
+  }
+}
+
+export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** Turns Ajv's errors into one entry per failing field, with a JSON-pointer-ish path like "body/name". */
+function describeValidation(error: FastifyError): { message: string; fields: FieldProblem[] } {
+  const context = error.validationContext ?? 'body';
+  const fields = (error.validation ?? []).map((v) => {
+    const missing = (v.params as { missingProperty?: string }).missingProperty;
+    const extra = (v.params as { additionalProperty?: string }).additionalProperty;
+    const path = [context, ...v.instancePath.split('/').filter(Boolean), missing ?? extra].filter(Boolean).join('/');
+    const allowed = (v.params as { allowedValues?: unknown[] }).allowedValues;
+    let message = v.message ?? 'is invalid';
+    if (extra) message = 'is not a known field';
+    if (allowed) message = `must be one of: ${allowed.join(', ')}`;
+    return { field: path, message };
+  });
+  const message = fields.length
+    ? `Invalid request: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`
+    : 'Invalid request';
+  return { message, fields };
+}
+
+function toErrorBody(error: FastifyError | AppError, requestId: string): { status: number; body: ErrorBody } {
+  if (error instanceof AppError) {
+    return { status: error.statusCode, body: { error: error.code, message: error.message, details: error.details } };
+  }
+  if (error.validation) {
+    const { message, fields } = describeValidation(error);
+    return { status: 400, body: { error: 'validation_failed', message, details: { fields } } };
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, body: { error: 'invalid_json', message: error.message, details: {} } };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return {
+        status: 413,
+        body: { error: 'payload_too_large', message: 'Request body is larger than the limit', details: {} },
+      };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return {
+        status: 415,
+        body: { error: 'unsupported_media_type', message: 'Unsupported Content-Type for this endpoint', details: {} },
+      };
+  }
+  if (error instanceof SyntaxError && (error as FastifyError).statusCode === 400) {
+    return { status: 400, body: { error: 'invalid_json', message: error.message, details: {} } };
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    const code = (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].status === status) ?? 'validation_failed';
+    return { status, body: { error: code, message: error.message, details: {} } };
+  }
+  return {
+    status: 500,
+    body: { error: 'internal_error', message: 'Internal server error', details: { requestId } },
+  };
+}
+
+/** Every error leaves the service as { error, message, details }; a 500 never shows its internals. */
+export function installErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    const { status, body } = toErrorBody(error, request.id);
+    if (status >= 500) request.log.error({ err: error, requestId: request.id }, 'request failed');
+    if (error instanceof AppError) reply.headers(error.headers);
+    return reply.status(status).send(body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    return reply.status(404).send({
+      error: 'not_found',
+      message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
+      details: {},
+    } satisfies ErrorBody);
+  });
+}

@@ -1,0 +1,43 @@
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import type { App } from './types.js';
+import { ERROR_CODES } from './errors.js';
+import { ErrorBody } from './schemas.js';
+
+const errorTable = Object.entries(ERROR_CODES)
+  .map(([code, { status, meaning }]) => `| ${code} | ${status} | ${meaning} |`)
+  .join('\n');
+
+/** The OpenAPI 3.1 document is generated from the route schemas, so it cannot drift from the code. */
+export const openApiOptions: FastifyDynamicSwaggerOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'Parley Voice Agent Service',
+      version: '1.0.0',
+      description: `REST/JSON control plane for AI phone agents. Every success is HTTP 200; every error is \`{ error, message, details }\`.\n\n| error | HTTP | meaning |\n|---|---|---|\n${errorTable}`,
+    },
+    servers: [{ url: '/api' }],
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: Authorization: Bearer va_...' },
+        session: { type: 'apiKey', in: 'cookie', name: 'vsid', description: 'Browser session set by POST /v1/auth/login' },
+      },
+    },
+    security: [{ apiKey: [] }, { session: [] }],
+  },
+  refResolver: {
+    // Name shared schemas by their $id in components.schemas instead of def-N.
+    buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+  },
+  transform: ({ schema, url, route }) => {
+    // Paths are documented relative to the base URL, which ends in /api (SPEC §9).
+    const documentedUrl = url.replace(/^\/api/, '') || '/';
+    const transformed = { ...(schema as Record<string, unknown>) };
+    if (route.config && (route.config as { public?: boolean }).public) transformed.security = [];
+    return { schema: transformed as typeof schema, url: documentedUrl };
+  },
+};
+
+export function registerSharedSchemas(app: App) {
+  app.addSchema(ErrorBody);
+}

@@ -1,0 +1,22 @@
+import { Type } from 'typebox';
+import { DateTime, Nullable, Uuid } from '../../http/schemas.js';
+
+export const CreateApiKeyBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. "CRM sync".' }) },
+  { additionalProperties: false },
+);
+
+export const ApiKey = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  displayPrefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
+  createdAt: DateTime,
+  lastUsedAt: Nullable(DateTime),
+});
+
+export const CreatedApiKey = Type.Object({
+  ...ApiKey.properties,
+  key: Type.String({ description: 'The full key. Shown only in this response; store it now.' }),
+});
+
+export const ApiKeyList = Type.Object({ apiKeys: Type.Array(ApiKey) });

@@ -1,0 +1,85 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp, errorBody, signUp, type TestApp } from '../../../test/helpers.js';
+
+let t: TestApp;
+before(async () => (t = await buildTestApp()));
+after(() => t.close());
+
+test('a created key is va_ + base62, shown once, and authenticates', async () => {
+  const owner = await signUp(t.app);
+  const created = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie: owner.cookie }, payload: { name: 'CRM sync' } });
+  assert.equal(created.statusCode, 200);
+  const body = created.json();
+  assert.match(body.key, /^va_[0-9A-Za-z]{36}$/);
+  assert.equal(body.displayPrefix, body.key.slice(0, 9));
+  assert.equal(body.lastUsedAt, null);
+
+  const me = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { authorization: `Bearer ${body.key}` } });
+  assert.equal(me.statusCode, 200);
+  assert.equal(me.json().account.id, owner.accountId);
+  assert.equal(me.json().scheme, 'api_key');
+
+  const list = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: owner.headers });
+  const listed = list.json().apiKeys.find((k: { id: string }) => k.id === body.id);
+  assert.deepEqual(Object.keys(listed).sort(), ['createdAt', 'displayPrefix', 'id', 'lastUsedAt', 'name']);
+  assert.equal(listed.name, 'CRM sync');
+  assert.ok(listed.lastUsedAt, 'lastUsedAt is recorded once the key is used');
+  assert.ok(!JSON.stringify(list.json()).includes(body.key), 'the list never shows a key');
+});
+
+test('the database stores only a hash of the key', async () => {
+  const owner = await signUp(t.app);
+  const rows = await t.infra.database.db.selectFrom('api_keys').selectAll().where('account_id', '=', owner.accountId).execute();
+  assert.equal(rows.length, 1);
+  assert.notEqual(rows[0]!.key_hash, owner.apiKey);
+  assert.ok(!rows[0]!.key_hash.includes(owner.apiKey.slice(3)));
+});
+
+test('a deleted key is refused on the very next request', async () => {
+  const owner = await signUp(t.app);
+  const second = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: owner.headers, payload: { name: 'temp' } });
+  const { id, key } = second.json();
+  const headers = { authorization: `Bearer ${key}` };
+  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers })).statusCode, 200);
+  const deleted = await t.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${id}`, headers: owner.headers });
+  assert.equal(deleted.statusCode, 200);
+  assert.deepEqual(deleted.json(), { id, deleted: true });
+  const refused = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers });
+  assert.equal(refused.statusCode, 401);
+  assert.equal(errorBody(refused).error, 'unauthorized');
+});
+
+test('malformed, mistyped and unknown keys are 401', async () => {
+  const owner = await signUp(t.app);
+  const flipped = owner.apiKey.slice(0, -1) + (owner.apiKey.endsWith('a') ? 'b' : 'a');
+  for (const authorization of ['Bearer nope', `Bearer ${flipped}`, 'Basic abc', `Bearer va_${'x'.repeat(36)}`]) {
+    const response = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: { authorization } });
+    assert.equal(response.statusCode, 401, authorization);
+    assert.equal(errorBody(response).error, 'unauthorized');
+  }
+  const none = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys' });
+  assert.equal(none.statusCode, 401);
+});
+
+test("another account's key id answers 404 and is not deleted", async () => {
+  const alice = await signUp(t.app);
+  const bob = await signUp(t.app);
+  const response = await t.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${alice.apiKeyId}`, headers: bob.headers });
+  assert.equal(response.statusCode, 404);
+  assert.equal(errorBody(response).error, 'not_found');
+  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: alice.headers })).statusCode, 200);
+  const bobList = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bob.headers });
+  assert.deepEqual(bobList.json().apiKeys.map((k: { id: string }) => k.id), [bob.apiKeyId]);
+});
+
+test('bad input is a validation error and writes nothing', async () => {
+  const owner = await signUp(t.app);
+  for (const payload of [{}, { name: '' }, { name: 5 }, { name: 'x', extra: true }]) {
+    const response = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: owner.headers, payload });
+    assert.equal(response.statusCode, 400, JSON.stringify(payload));
+    assert.equal(errorBody(response).error, 'validation_failed');
+  }
+  const list = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: owner.headers });
+  assert.equal(list.json().apiKeys.length, 1);
+});

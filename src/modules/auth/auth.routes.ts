@@ -1,0 +1,64 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../../http/types.js';
+import { SESSION_COOKIE } from '../../http/auth.js';
+import { OkBody, responses } from '../../http/schemas.js';
+import type { Services } from '../../services.js';
+import { LoginBody, MeBody, RegisterBody, SessionStartedBody } from './auth.schemas.js';
+
+const tags = ['auth'];
+
+function clientInfo(request: FastifyRequest) {
+  return { ip: request.ip ?? null, userAgent: request.headers['user-agent']?.slice(0, 512) ?? null };
+}
+
+/** The cookie is opaque, HttpOnly and SameSite=Lax; Secure whenever the service is reached over https. */
+function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expiresAt: Date, publicBaseUrl: string | null) {
+  reply.setCookie(SESSION_COOKIE, token, {
+    path: '/api',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: request.protocol === 'https' || publicBaseUrl?.startsWith('https:') === true,
+    expires: expiresAt,
+  });
+}
+
+export function authRoutes(app: App, services: Services) {
+  const { auth } = services;
+  const publicBaseUrl = services.config.publicBaseUrl;
+
+  app.post(
+    '/auth/register',
+    { config: { public: true }, schema: { tags, summary: 'Create a user and an account, and sign in', body: RegisterBody, response: responses(SessionStartedBody) } },
+    async (req, reply) => {
+      const { userId, accountId, session } = await auth.register(req.body, clientInfo(req));
+      setSessionCookie(req, reply, session.token, session.expiresAt, publicBaseUrl);
+      return { userId, accountId, expiresAt: session.expiresAt.toISOString() };
+    },
+  );
+
+  app.post(
+    '/auth/login',
+    { config: { public: true }, schema: { tags, summary: 'Sign in; sets the vsid session cookie', body: LoginBody, response: responses(SessionStartedBody) } },
+    async (req, reply) => {
+      const { userId, accountId, session } = await auth.login(req.body, clientInfo(req));
+      setSessionCookie(req, reply, session.token, session.expiresAt, publicBaseUrl);
+      return { userId, accountId, expiresAt: session.expiresAt.toISOString() };
+    },
+  );
+
+  app.post(
+    '/auth/logout',
+    { schema: { tags, summary: 'End the current session', response: responses(OkBody) } },
+    async (req, reply) => {
+      await auth.logout(req.auth);
+      reply.clearCookie(SESSION_COOKIE, { path: '/api' });
+      return { ok: true as const };
+    },
+  );
+
+  app.get(
+    '/auth/me',
+    { schema: { tags, summary: 'The caller: user, current account and role, and every account of the user', response: responses(MeBody) } },
+    async (req) => auth.me(req.auth),
+  );
+}

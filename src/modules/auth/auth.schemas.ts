@@ -1,0 +1,40 @@
+import { Type } from 'typebox';
+import { Nullable, Uuid } from '../../http/schemas.js';
+
+const Email = Type.String({ format: 'email', maxLength: 254 });
+// NIST 800-63B: at least 8 characters; the upper bound keeps argon2 input sane.
+const Password = Type.String({ minLength: 8, maxLength: 256 });
+const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
+
+export const RegisterBody = Type.Object(
+  {
+    email: Email,
+    password: Password,
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    accountName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+
+export const LoginBody = Type.Object(
+  { email: Email, password: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
+
+export const AccountSummary = Type.Object({ id: Uuid, name: Type.String(), role: Role });
+
+export const MeBody = Type.Object({
+  user: Nullable(
+    Type.Object({ id: Uuid, email: Type.String(), name: Nullable(Type.String()), isPlatformAdmin: Type.Boolean() }),
+  ),
+  account: AccountSummary,
+  accounts: Type.Array(AccountSummary, { description: 'Every account the signed-in user belongs to.' }),
+  scheme: Type.Union([Type.Literal('api_key'), Type.Literal('session')]),
+  apiKeyId: Nullable(Uuid),
+});
+
+export const SessionStartedBody = Type.Object({
+  userId: Uuid,
+  accountId: Uuid,
+  expiresAt: Type.String({ format: 'date-time' }),
+});

@@ -1,0 +1,34 @@
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import type { DatabaseHandle } from './db/client.js';
+import type { Clock } from './lib/clock.js';
+import type { CounterStore } from './lib/counter-store.js';
+import { createAuthRepo } from './modules/auth/auth.repo.js';
+import { createAuthService } from './modules/auth/auth.service.js';
+import { createApiKeysRepo } from './modules/api-keys/api-keys.repo.js';
+import { createApiKeysService } from './modules/api-keys/api-keys.service.js';
+import { createSystemService } from './modules/system/system.service.js';
+
+/** What the composition root needs from the outside world. */
+export interface CoreDeps {
+  config: Config;
+  database: DatabaseHandle;
+  redis: Redis | null;
+  counters: CounterStore;
+  clock: Clock;
+}
+
+/** The composition root: every service, built once from plain factories. */
+export function createServices(deps: CoreDeps) {
+  const { config, clock, redis, counters } = deps;
+  const db = deps.database.db;
+  return {
+    config,
+    counters,
+    system: createSystemService({ db, redis, config, clock, databaseKind: deps.database.kind }),
+    auth: createAuthService({ db, repo: createAuthRepo(db), clock, config }),
+    apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock }),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;
