@@ -15,9 +15,21 @@ import { createServices, type CoreDeps, type Services } from './services.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
 import { healthRoutes, systemRoutes } from './modules/system/system.routes.js';
+import { agentsRoutes } from './modules/agents/agents.routes.js';
+import { callsRoutes } from './modules/calls/calls.routes.js';
+import { contactsRoutes } from './modules/contacts/contacts.routes.js';
+import { dncRoutes } from './modules/dnc/dnc.routes.js';
 
 /** Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. */
-const v1Modules: Array<(app: App, services: Services) => void> = [systemRoutes, authRoutes, apiKeysRoutes];
+const v1Modules: Array<(app: App, services: Services) => void> = [
+  systemRoutes,
+  authRoutes,
+  apiKeysRoutes,
+  agentsRoutes,
+  callsRoutes,
+  contactsRoutes,
+  dncRoutes,
+];
 
 export interface BuildAppOptions extends CoreDeps {
   logger?: boolean | object;

@@ -8,6 +8,10 @@ import { createAuthService } from './modules/auth/auth.service.js';
 import { createApiKeysRepo } from './modules/api-keys/api-keys.repo.js';
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { createSystemService } from './modules/system/system.service.js';
+import { createAgentsService } from './modules/agents/agents.service.js';
+import { createCallsService } from './modules/calls/calls.service.js';
+import { createContactsService } from './modules/contacts/contacts.service.js';
+import { createDncService } from './modules/dnc/dnc.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -28,6 +32,10 @@ export function createServices(deps: CoreDeps) {
     system: createSystemService({ db, redis, config, clock, databaseKind: deps.database.kind }),
     auth: createAuthService({ db, repo: createAuthRepo(db), clock, config }),
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock }),
+    agents: createAgentsService({ db, config, clock }),
+    calls: createCallsService({ db, config, clock }),
+    contacts: createContactsService({ db, config, clock }),
+    dnc: createDncService({ db, config, clock }),
   };
 }
 

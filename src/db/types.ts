@@ -4,5 +4,9 @@
  */
 import type { AuthTables } from '../modules/auth/auth.tables.js';
 import type { ApiKeysTables } from '../modules/api-keys/api-keys.tables.js';
+import type { AgentsTables } from '../modules/agents/agents.tables.js';
+import type { CallsTables } from '../modules/calls/calls.tables.js';
+import type { ContactsTables } from '../modules/contacts/contacts.tables.js';
+import type { DncTables } from '../modules/dnc/dnc.tables.js';
 
-export interface Database extends AuthTables, ApiKeysTables {}
+export interface Database extends AuthTables, ApiKeysTables, AgentsTables, CallsTables, ContactsTables, DncTables {}

@@ -1,0 +1,2 @@
+// Placeholder: the agents module declares its tables here.
+export interface AgentsTables {}

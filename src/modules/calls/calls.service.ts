@@ -1,0 +1,8 @@
+import type { Db } from '../../db/client.js';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../lib/clock.js';
+
+// Placeholder: the calls module builds its service here.
+export function createCallsService(_deps: { db: Db; config: Config; clock: Clock }) {
+  return {};
+}

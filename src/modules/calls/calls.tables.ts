@@ -1,0 +1,2 @@
+// Placeholder: the calls module declares its tables here.
+export interface CallsTables {}

@@ -1,0 +1,2 @@
+// Placeholder: the contacts module declares its tables here.
+export interface ContactsTables {}

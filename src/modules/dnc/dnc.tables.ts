@@ -1,0 +1,2 @@
+// Placeholder: the dnc module declares its tables here.
+export interface DncTables {}
