@@ -114,6 +114,15 @@ export function createAuthRepo(db: Db) {
       return db.updateTable('sessions').set({ last_seen_at: now }).where('id', '=', sessionId).execute();
     },
 
+    /** Housekeeping across all accounts: sessions that expired or were revoked over a day ago. */
+    async deleteDeadSessions(before: Date): Promise<number> {
+      const result = await db
+        .deleteFrom('sessions')
+        .where((eb) => eb.or([eb('expires_at', '<', before), eb('revoked_at', '<', before)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
     revokeSession(sessionId: string, userId: string, now: Date) {
       return db
         .updateTable('sessions')

@@ -95,6 +95,11 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
       };
     },
 
+    /** Deletes sessions that ended more than a day ago; run periodically by the worker. */
+    purgeDeadSessions() {
+      return repo.deleteDeadSessions(new Date(clock.now().getTime() - 86_400_000));
+    },
+
     async me(auth: Auth) {
       const memberships = auth.userId ? await repo.listMemberships(auth.userId) : [];
       const user = auth.userId ? await repo.findUserById(auth.userId) : undefined;
