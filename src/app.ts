@@ -59,8 +59,9 @@ export async function buildApp(options: BuildAppOptions) {
   const authenticators = { apiKey: services.apiKeys.authenticate, session: services.auth.authenticateSession };
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    // Only the versioned API is authenticated and rate limited; /api/health and /api/docs are open.
+    if (!request.url.startsWith('/api/v1/')) return;
     const isPublic = request.routeOptions.config?.public === true || request.routeOptions.url === undefined;
-    if (!request.url.startsWith('/api/v1') && isPublic) return;
     // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
     const auth = await resolveAuth(request, authenticators).catch((error: unknown) => {
       if (isPublic) return null;

@@ -42,6 +42,8 @@ export interface TestAppOptions {
   /** Reuse a database across builds (e.g. a restart test); the caller then owns dropping it. */
   database?: TestDatabase;
   dataDir?: string;
+  /** Two apps with one prefix share their Redis counters, like two instances of one deployment. */
+  redisKeyPrefix?: string;
 }
 
 export async function buildTestApp(options: TestAppOptions = {}) {
@@ -54,7 +56,8 @@ export async function buildTestApp(options: TestAppOptions = {}) {
     ...options.env,
   });
   // A unique Redis prefix per app keeps parallel test files from sharing rate-limit counters.
-  const infra = await openInfrastructure(config, { redisKeyPrefix: `parley-test:${randomBytes(6).toString('hex')}:` });
+  const redisKeyPrefix = options.redisKeyPrefix ?? `parley-test:${randomBytes(6).toString('hex')}:`;
+  const infra = await openInfrastructure(config, { redisKeyPrefix });
   const { app, services } = await buildApp({ config, ...infra, clock: options.clock ?? systemClock, logger: false });
   await app.ready();
   return {
@@ -62,6 +65,7 @@ export async function buildTestApp(options: TestAppOptions = {}) {
     services,
     config,
     infra,
+    database,
     async close() {
       await app.close();
       await infra.close();

@@ -123,6 +123,48 @@ export function createAuthRepo(db: Db) {
       return Number(result.numDeletedRows);
     },
 
+    listSessions(userId: string, limit: number) {
+      return db
+        .selectFrom('sessions')
+        .select(['id', 'ip', 'user_agent', 'created_at', 'last_seen_at', 'expires_at', 'revoked_at'])
+        .where('user_id', '=', userId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+    },
+
+    /** Revokes every live session of the user except `keepSessionId` (null revokes them all). */
+    async revokeOtherSessions(executor: Db, userId: string, keepSessionId: string | null, now: Date): Promise<number> {
+      let query = executor
+        .updateTable('sessions')
+        .set({ revoked_at: now })
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', now);
+      if (keepSessionId) query = query.where('id', '!=', keepSessionId);
+      const result = await query.executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    /** Moves a session to another account; the caller has already checked membership. */
+    switchSessionAccount(sessionId: string, userId: string, accountId: string) {
+      return db
+        .updateTable('sessions')
+        .set({ account_id: accountId })
+        .where('id', '=', sessionId)
+        .where('user_id', '=', userId)
+        .execute();
+    },
+
+    updatePassword(executor: Db, userId: string, passwordHash: string, now: Date) {
+      return executor
+        .updateTable('users')
+        .set({ password_hash: passwordHash, password_changed_at: now })
+        .where('id', '=', userId)
+        .execute();
+    },
+
     revokeSession(sessionId: string, userId: string, now: Date) {
       return db
         .updateTable('sessions')

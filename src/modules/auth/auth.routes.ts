@@ -3,7 +3,19 @@ import type { App } from '../../http/types.js';
 import { SESSION_COOKIE } from '../../http/auth.js';
 import { OkBody, responses } from '../../http/schemas.js';
 import type { Services } from '../../services.js';
-import { LoginBody, MeBody, RegisterBody, SessionStartedBody } from './auth.schemas.js';
+import {
+  ChangePasswordBody,
+  LoginBody,
+  MeBody,
+  PasswordChangedBody,
+  RecentSessionsQuery,
+  RegisterBody,
+  RevokedBody,
+  SessionList,
+  SessionStartedBody,
+  SwitchAccountBody,
+  SwitchedAccountBody,
+} from './auth.schemas.js';
 
 const tags = ['auth'];
 
@@ -60,5 +72,29 @@ export function authRoutes(app: App, services: Services) {
     '/auth/me',
     { schema: { tags, summary: 'The caller: user, current account and role, and every account of the user', response: responses(MeBody) } },
     async (req) => auth.me(req.auth),
+  );
+
+  app.post(
+    '/auth/switch-account',
+    { schema: { tags, summary: 'Move the current session to another account of the user', body: SwitchAccountBody, response: responses(SwitchedAccountBody) } },
+    async (req) => auth.switchAccount(req.auth, req.body.accountId),
+  );
+
+  app.post(
+    '/auth/password/change',
+    { schema: { tags, summary: 'Change the password; signs out every other session', body: ChangePasswordBody, response: responses(PasswordChangedBody) } },
+    async (req) => auth.changePassword(req.auth, req.body),
+  );
+
+  app.get(
+    '/auth/sessions/recent',
+    { schema: { tags, summary: "The user's recent sessions, newest first", querystring: RecentSessionsQuery, response: responses(SessionList) } },
+    async (req) => auth.recentSessions(req.auth, req.query.limit),
+  );
+
+  app.post(
+    '/auth/sessions/revoke-all',
+    { schema: { tags, summary: 'Sign out every other session of the user', response: responses(RevokedBody) } },
+    async (req) => auth.revokeAllSessions(req.auth),
   );
 }

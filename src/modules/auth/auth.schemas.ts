@@ -38,3 +38,36 @@ export const SessionStartedBody = Type.Object({
   accountId: Uuid,
   expiresAt: Type.String({ format: 'date-time' }),
 });
+
+export const SwitchAccountBody = Type.Object({ accountId: Uuid }, { additionalProperties: false });
+export const SwitchedAccountBody = Type.Object({ accountId: Uuid, role: Role });
+
+export const ChangePasswordBody = Type.Object(
+  { currentPassword: Type.String({ minLength: 1, maxLength: 256 }), newPassword: Password },
+  { additionalProperties: false },
+);
+export const PasswordChangedBody = Type.Object({
+  ok: Type.Literal(true),
+  revokedSessions: Type.Integer({ description: 'Other sessions signed out by the change.' }),
+});
+
+export const RecentSessionsQuery = Type.Object(
+  { limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) },
+  { additionalProperties: false },
+);
+export const SessionList = Type.Object({
+  sessions: Type.Array(
+    Type.Object({
+      id: Uuid,
+      ip: Nullable(Type.String()),
+      userAgent: Nullable(Type.String()),
+      createdAt: Type.String({ format: 'date-time' }),
+      lastSeenAt: Type.String({ format: 'date-time' }),
+      expiresAt: Type.String({ format: 'date-time' }),
+      revokedAt: Nullable(Type.String({ format: 'date-time' })),
+      active: Type.Boolean(),
+      current: Type.Boolean({ description: 'This is the session making the request.' }),
+    }),
+  ),
+});
+export const RevokedBody = Type.Object({ revoked: Type.Integer({ description: 'Sessions signed out.' }) });

@@ -4,8 +4,9 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { randomBase62, sha256Hex } from '../../lib/crypto.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../lib/passwords.js';
-import { AppError } from '../../http/errors.js';
-import type { Auth } from '../../http/auth.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { requireUser, type Auth } from '../../http/auth.js';
+import type { CounterStore } from '../../lib/counter-store.js';
 import type { AuthRepo } from './auth.repo.js';
 
 export interface ClientInfo {
@@ -20,13 +21,37 @@ export interface RegisterInput {
   accountName?: string;
 }
 
+// Failed logins are counted per email and per client IP over this window.
+const LOGIN_WINDOW_MS = 15 * 60_000;
+// One IP may fail for several users (an office behind NAT), so it gets a larger budget than one email.
+const IP_FAILURE_FACTOR = 5;
+
 // Only touch last_seen_at once a minute per session: a write per request would dominate cheap reads.
 const TOUCH_EVERY_MS = 60_000;
 // 32 base62 characters is about 190 random bits, well above the 128 the issue asks for.
 const SESSION_TOKEN_LENGTH = 32;
 
-export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; config: Config }) {
-  const { db, repo, clock, config } = deps;
+export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; config: Config; counters: CounterStore }) {
+  const { db, repo, clock, config, counters } = deps;
+
+  const loginKeys = (email: string, ip: string | null) => ({
+    email: `login-fail:email:${email.toLowerCase()}`,
+    ip: `login-fail:ip:${ip ?? 'unknown'}`,
+  });
+
+  /** Refuses a login attempt outright while the email or the IP is over its failure budget. */
+  async function assertLoginAllowed(keys: { email: string; ip: string }) {
+    const [byEmail, byIp] = await Promise.all([counters.peek(keys.email), counters.peek(keys.ip)]);
+    if (byEmail >= config.loginMaxFailures || byIp >= config.loginMaxFailures * IP_FAILURE_FACTOR) {
+      const retryAfterSec = LOGIN_WINDOW_MS / 1000;
+      throw new AppError(
+        'rate_limited',
+        `Too many failed sign-in attempts; wait ${retryAfterSec}s or reset your password`,
+        { retryAfterSec },
+        { 'Retry-After': String(retryAfterSec) },
+      );
+    }
+  }
 
   async function startSession(userId: string, accountId: string, client: ClientInfo) {
     const token = randomBase62(SESSION_TOKEN_LENGTH);
@@ -61,9 +86,15 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
     },
 
     async login(input: { email: string; password: string }, client: ClientInfo) {
+      const keys = loginKeys(input.email.trim(), client.ip);
+      await assertLoginAllowed(keys);
       const user = await repo.findUserByEmail(input.email.trim());
       const ok = await verifyPassword(user?.password_hash ?? (await decoyPasswordHash()), input.password);
-      if (!user || !ok) throw new AppError('unauthorized', 'Email or password is incorrect');
+      if (!user || !ok) {
+        await Promise.all([counters.hit(keys.email, LOGIN_WINDOW_MS), counters.hit(keys.ip, LOGIN_WINDOW_MS)]);
+        throw new AppError('unauthorized', 'Email or password is incorrect');
+      }
+      await counters.reset(keys.email);
       const [first] = await repo.listMemberships(user.id);
       if (!first) throw new AppError('forbidden', 'This user is not a member of any account');
       const session = await startSession(user.id, first.account_id, client);
@@ -72,6 +103,64 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
 
     async logout(auth: Auth) {
       if (auth.sessionId && auth.userId) await repo.revokeSession(auth.sessionId, auth.userId, clock.now());
+    },
+
+    /** Moves the current session to another account the user belongs to; not a member answers 404. */
+    async switchAccount(auth: Auth, accountId: string) {
+      requireUser(auth);
+      if (!auth.sessionId) throw new AppError('forbidden', 'Switching accounts needs a browser session');
+      const memberships = await repo.listMemberships(auth.userId);
+      const target = memberships.find((m) => m.account_id === accountId);
+      if (!target) throw notFound('Account');
+      await repo.switchSessionAccount(auth.sessionId, auth.userId, accountId);
+      return { accountId, role: target.role };
+    },
+
+    /** Changes the password and signs out every other session of the user. */
+    async changePassword(auth: Auth, input: { currentPassword: string; newPassword: string }) {
+      requireUser(auth);
+      const user = await repo.findUserById(auth.userId);
+      if (!user || !(await verifyPassword(user.password_hash, input.currentPassword))) {
+        throw new AppError('forbidden', 'The current password is incorrect');
+      }
+      if (input.currentPassword === input.newPassword) {
+        throw new AppError('validation_failed', 'The new password must differ from the current one', {
+          fields: [{ field: 'body/newPassword', message: 'must differ from currentPassword' }],
+        });
+      }
+      const passwordHash = await hashPassword(input.newPassword);
+      const now = clock.now();
+      const revokedSessions = await db.transaction().execute(async (trx) => {
+        await repo.updatePassword(trx, auth.userId, passwordHash, now);
+        return repo.revokeOtherSessions(trx, auth.userId, auth.sessionId ?? null, now);
+      });
+      return { ok: true as const, revokedSessions };
+    },
+
+    async recentSessions(auth: Auth, limit: number) {
+      requireUser(auth);
+      const now = clock.now();
+      const rows = await repo.listSessions(auth.userId, limit);
+      return {
+        sessions: rows.map((row) => ({
+          id: row.id,
+          ip: row.ip,
+          userAgent: row.user_agent,
+          createdAt: row.created_at.toISOString(),
+          lastSeenAt: row.last_seen_at.toISOString(),
+          expiresAt: row.expires_at.toISOString(),
+          revokedAt: row.revoked_at?.toISOString() ?? null,
+          active: row.revoked_at === null && row.expires_at > now,
+          current: row.id === auth.sessionId,
+        })),
+      };
+    },
+
+    /** Signs out every other session of the user; the one making the request stays signed in. */
+    async revokeAllSessions(auth: Auth) {
+      requireUser(auth);
+      const revoked = await repo.revokeOtherSessions(db, auth.userId, auth.sessionId ?? null, clock.now());
+      return { revoked };
     },
 
     /** Resolves a vsid cookie value to the caller, or null if it is unknown, expired or revoked. */
