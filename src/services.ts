@@ -30,7 +30,7 @@ export function createServices(deps: CoreDeps) {
     config,
     counters,
     system: createSystemService({ db, redis, config, clock, databaseKind: deps.database.kind }),
-    auth: createAuthService({ db, repo: createAuthRepo(db), clock, config }),
+    auth: createAuthService({ db, repo: createAuthRepo(db), clock, config, counters }),
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock }),
     agents: createAgentsService({ db, config, clock }),
     calls: createCallsService({ db, config, clock }),
