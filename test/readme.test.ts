@@ -1,0 +1,25 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { ERROR_CODES } from '../src/http/errors.js';
+
+// The README's tables are written by hand; these checks keep them from drifting from the code.
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+test('the README error table lists every error code with its status', () => {
+  for (const [code, { status }] of Object.entries(ERROR_CODES)) {
+    assert.ok(readme.includes(`| \`${code}\` | ${status} |`), `README lists ${code} as ${status}`);
+  }
+});
+
+test('the README configuration table lists every variable config.ts reads', () => {
+  const source = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
+  const names = new Set([...source.matchAll(/env(?:\.|, ')([A-Z_]{3,})/g)].map((m) => m[1]!));
+  assert.ok(names.size >= 10);
+  for (const name of names) assert.ok(readme.includes(`| \`${name}\` |`), `README documents ${name}`);
+});
+
+test('the README opens with the two set-up commands', () => {
+  assert.ok(readme.includes('npm install && npm start'));
+  assert.ok(readme.includes('npm test'));
+});
