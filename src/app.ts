@@ -5,7 +5,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { installErrorHandling } from './http/errors.js';
-import { resolveAuth } from './http/auth.js';
+import { resolveAuth, type Auth } from './http/auth.js';
 import { AppError } from './http/errors.js';
 import { enforceRateLimit } from './http/rate-limit.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -30,6 +30,11 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   contactsRoutes,
   dncRoutes,
 ];
+
+/** Viewers may read everything in their account but change nothing beyond their own sign-in. */
+function isReadOnlyViolation(auth: Auth, method: string, url: string) {
+  return auth.role === 'viewer' && method !== 'GET' && method !== 'HEAD' && !url.startsWith('/api/v1/auth/');
+}
 
 export interface BuildAppOptions extends CoreDeps {
   logger?: boolean | object;
@@ -69,6 +74,9 @@ export async function buildApp(options: BuildAppOptions) {
     });
     if (auth) request.auth = auth;
     else if (!isPublic) throw new AppError('unauthorized', 'Send an API key (Authorization: Bearer va_...) or sign in');
+    if (auth && isReadOnlyViolation(auth, request.method, request.url)) {
+      throw new AppError('forbidden', 'The viewer role is read-only');
+    }
     await enforceRateLimit(request, reply, {
       store: services.counters,
       perMinute: config.rateLimitPerMinute,

@@ -171,3 +171,15 @@ test('the purge removes dead sessions only', async () => {
   const left = await db.selectFrom('sessions').select('id').where('user_id', '=', user.userId).execute();
   assert.equal(left.length, 0);
 });
+
+test('a viewer can read but not change anything', async () => {
+  const owner = await signUp(t.app);
+  const viewer = await signUp(t.app);
+  await t.infra.database.db.insertInto('memberships').values({ account_id: owner.accountId, user_id: viewer.userId, role: 'viewer' }).execute();
+  const switched = await t.app.inject({ method: 'POST', url: '/api/v1/auth/switch-account', headers: { cookie: viewer.cookie }, payload: { accountId: owner.accountId } });
+  assert.equal(switched.statusCode, 200);
+  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: { cookie: viewer.cookie } })).statusCode, 200);
+  const write = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie: viewer.cookie }, payload: { name: 'x' } });
+  assert.equal(write.statusCode, 403);
+  assert.match(errorBody(write).message, /read-only/);
+});
