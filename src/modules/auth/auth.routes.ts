@@ -23,15 +23,25 @@ function clientInfo(request: FastifyRequest) {
   return { ip: request.ip ?? null, userAgent: request.headers['user-agent']?.slice(0, 512) ?? null };
 }
 
-/** The cookie is opaque, HttpOnly and SameSite=Lax; Secure whenever the service is reached over https. */
-function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expiresAt: Date, publicBaseUrl: string | null) {
-  reply.setCookie(SESSION_COOKIE, token, {
+interface StartedSession {
+  userId: string;
+  accountId: string;
+  session: { token: string; expiresAt: Date };
+}
+
+/**
+ * Sets the session cookie and answers with who signed in. The cookie is opaque, HttpOnly and SameSite=Lax;
+ * Secure whenever the service is reached over https.
+ */
+function signedIn(request: FastifyRequest, reply: FastifyReply, started: StartedSession, publicBaseUrl: string | null) {
+  reply.setCookie(SESSION_COOKIE, started.session.token, {
     path: '/api',
     httpOnly: true,
     sameSite: 'lax',
     secure: request.protocol === 'https' || publicBaseUrl?.startsWith('https:') === true,
-    expires: expiresAt,
+    expires: started.session.expiresAt,
   });
+  return { userId: started.userId, accountId: started.accountId, expiresAt: started.session.expiresAt.toISOString() };
 }
 
 export function authRoutes(app: App, services: Services) {
@@ -41,21 +51,13 @@ export function authRoutes(app: App, services: Services) {
   app.post(
     '/auth/register',
     { config: { public: true }, schema: { tags, summary: 'Create a user and an account, and sign in', body: RegisterBody, response: responses(SessionStartedBody) } },
-    async (req, reply) => {
-      const { userId, accountId, session } = await auth.register(req.body, clientInfo(req));
-      setSessionCookie(req, reply, session.token, session.expiresAt, publicBaseUrl);
-      return { userId, accountId, expiresAt: session.expiresAt.toISOString() };
-    },
+    async (req, reply) => signedIn(req, reply, await auth.register(req.body, clientInfo(req)), publicBaseUrl),
   );
 
   app.post(
     '/auth/login',
     { config: { public: true }, schema: { tags, summary: 'Sign in; sets the vsid session cookie', body: LoginBody, response: responses(SessionStartedBody) } },
-    async (req, reply) => {
-      const { userId, accountId, session } = await auth.login(req.body, clientInfo(req));
-      setSessionCookie(req, reply, session.token, session.expiresAt, publicBaseUrl);
-      return { userId, accountId, expiresAt: session.expiresAt.toISOString() };
-    },
+    async (req, reply) => signedIn(req, reply, await auth.login(req.body, clientInfo(req)), publicBaseUrl),
   );
 
   app.post(
