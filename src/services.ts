@@ -8,6 +8,7 @@ import { createAuthService } from './modules/auth/auth.service.js';
 import { createApiKeysRepo } from './modules/api-keys/api-keys.repo.js';
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { createSystemService } from './modules/system/system.service.js';
+import { createAgentsRepo } from './modules/agents/agents.repo.js';
 import { createAgentsService } from './modules/agents/agents.service.js';
 import { createCallsService } from './modules/calls/calls.service.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
@@ -32,7 +33,7 @@ export function createServices(deps: CoreDeps) {
     system: createSystemService({ db, redis, config, clock, databaseKind: deps.database.kind }),
     auth: createAuthService({ db, repo: createAuthRepo(db), clock, config, counters }),
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock }),
-    agents: createAgentsService({ db, config, clock }),
+    agents: createAgentsService({ repo: createAgentsRepo(db), clock }),
     calls: createCallsService({ db, config, clock }),
     contacts: createContactsService({ db, config, clock }),
     dnc: createDncService({ db, config, clock }),

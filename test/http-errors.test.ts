@@ -125,3 +125,12 @@ test('health answers 503 in the error body when the database is gone', async () 
     await doomed.database.drop();
   }
 });
+
+test('a wrong type on a nullable field is one message, not one per union branch', async () => {
+  const response = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'A', voice: 42 } });
+  assert.equal(response.statusCode, 400);
+  const fields = errorBody(response).details.fields as Array<{ field: string; message: string }>;
+  assert.equal(fields.length, 1);
+  assert.equal(fields[0]!.field, 'body/voice');
+  assert.doesNotMatch(fields[0]!.message, /anyOf/);
+});

@@ -47,23 +47,50 @@ interface FieldProblem {
   message: string;
 }
 
-/** Turns Ajv's errors into one entry per failing field, with a JSON-pointer-ish path like "body/name". */
+type AjvIssue = NonNullable<FastifyError['validation']>[number];
+
+function fieldPath(context: string, issue: AjvIssue): string {
+  const params = issue.params as { missingProperty?: string; additionalProperty?: string };
+  const leaf = params.missingProperty ?? params.additionalProperty;
+  return [context, ...issue.instancePath.split('/').filter(Boolean), leaf].filter(Boolean).join('/');
+}
+
+function issueMessage(issue: AjvIssue): string {
+  const params = issue.params as { additionalProperty?: string; allowedValues?: unknown[] };
+  if (params.additionalProperty) return 'is not a known field';
+  if (params.allowedValues) return `must be one of: ${params.allowedValues.join(', ')}`;
+  return issue.message ?? 'is invalid';
+}
+
+/**
+ * One problem per failing field. A union (e.g. string or null) makes Ajv report every branch plus "must match a
+ * schema in anyOf"; those fold into one message such as "must be string or null".
+ */
 function describeValidation(error: FastifyError): { message: string; fields: FieldProblem[] } {
   const context = error.validationContext ?? 'body';
-  const fields = (error.validation ?? []).map((v) => {
-    const missing = (v.params as { missingProperty?: string }).missingProperty;
-    const extra = (v.params as { additionalProperty?: string }).additionalProperty;
-    const path = [context, ...v.instancePath.split('/').filter(Boolean), missing ?? extra].filter(Boolean).join('/');
-    const allowed = (v.params as { allowedValues?: unknown[] }).allowedValues;
-    let message = v.message ?? 'is invalid';
-    if (extra) message = 'is not a known field';
-    if (allowed) message = `must be one of: ${allowed.join(', ')}`;
-    return { field: path, message };
+  const byField = new Map<string, AjvIssue[]>();
+  for (const issue of error.validation ?? []) {
+    const path = fieldPath(context, issue);
+    byField.set(path, [...(byField.get(path) ?? []), issue]);
+  }
+  const fields = [...byField].map(([field, issues]): FieldProblem => {
+    if (issues.some((i) => i.keyword === 'anyOf')) {
+      const types = issues.filter((i) => i.keyword === 'type').map((i) => (i.params as { type: string }).type);
+      const others = issues.filter((i) => i.keyword !== 'type' && i.keyword !== 'anyOf').map(issueMessage);
+      const parts = [...(types.length ? [`must be ${types.join(' or ')}`] : []), ...others];
+      return { field, message: parts.join('; ') || 'is invalid' };
+    }
+    return { field, message: [...new Set(issues.map(issueMessage))].join('; ') };
   });
   const message = fields.length
     ? `Invalid request: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`
     : 'Invalid request';
   return { message, fields };
+}
+
+/** A 400 naming one field, for checks a schema cannot express; shaped like the validator's own answer. */
+export function invalidField(field: string, message: string) {
+  return new AppError('validation_failed', `Invalid request: ${field} ${message}`, { fields: [{ field, message }] });
 }
 
 function toErrorBody(error: FastifyError | AppError, requestId: string): { status: number; body: ErrorBody } {

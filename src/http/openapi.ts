@@ -7,6 +7,18 @@ const errorTable = Object.entries(ERROR_CODES)
   .map(([code, { status, meaning }]) => `| ${code} | ${status} | ${meaning} |`)
   .join('\n');
 
+interface QuerySchema {
+  properties?: Record<string, { default?: unknown }>;
+  required?: string[];
+}
+
+// A query parameter with a default (limit, offset) is optional to the client, though required in the typed request.
+function withoutRequiredDefaults(schema: QuerySchema): QuerySchema {
+  if (!schema.required || !schema.properties) return schema;
+  const required = schema.required.filter((name) => schema.properties![name]?.default === undefined);
+  return { ...schema, required };
+}
+
 /** The OpenAPI 3.1 document is generated from the route schemas, so it cannot drift from the code. */
 export const openApiOptions: FastifyDynamicSwaggerOptions = {
   openapi: {
@@ -33,6 +45,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
     // Paths are documented relative to the base URL, which ends in /api (SPEC §9).
     const documentedUrl = url.replace(/^\/api/, '') || '/';
     const transformed = { ...(schema as Record<string, unknown>) };
+    if (transformed.querystring) transformed.querystring = withoutRequiredDefaults(transformed.querystring as QuerySchema);
     if (route.config && (route.config as { public?: boolean }).public) transformed.security = [];
     return { schema: transformed as typeof schema, url: documentedUrl };
   },

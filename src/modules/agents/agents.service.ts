@@ -1,8 +1,207 @@
-import type { Db } from '../../db/client.js';
-import type { Config } from '../../config.js';
+import type { Selectable } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { invalidField, notFound } from '../../http/errors.js';
+import { requireRole, type Auth } from '../../http/auth.js';
+import type { Page } from '../../http/pagination.js';
+import type { AgentChanges, AgentQueries, AgentsRepo, NewAgent } from './agents.repo.js';
+import type { AgentStatus, AgentVersionsTable, AgentsTable } from './agents.tables.js';
+import type { CreateAgentInput, UpdateAgentInput } from './agents.schemas.js';
+import { assembleSystemPrompt, VERSIONED_FIELDS, type VersionedFieldName, type VersionedFields } from './agents.prompt.js';
 
-// Placeholder: the agents module builds its service here.
-export function createAgentsService(_deps: { db: Db; config: Config; clock: Clock }) {
-  return {};
+export { assembleSystemPrompt } from './agents.prompt.js';
+
+type AgentRow = Selectable<AgentsTable>;
+type AgentListRow = Pick<
+  AgentRow,
+  'id' | 'name' | 'status' | 'version' | 'voice_id' | 'live_llm_id' | 'inbound_did' | 'last_call_at' | 'created_at'
+>;
+type VersionRow = Selectable<AgentVersionsTable>;
+
+/** Where each versioned API field lives in the agents row. */
+const VERSIONED_COLUMNS = {
+  soul: 'soul',
+  mission: 'mission',
+  playbook: 'playbook',
+  examples: 'examples',
+  objections: 'objections',
+  closers: 'closers',
+  notes: 'notes',
+  faq: 'faq',
+  knowledgeBase: 'knowledge',
+  firstMessage: 'first_message',
+} as const satisfies Record<VersionedFieldName, keyof AgentsTable>;
+
+function cleanName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw invalidField('body/name', 'must not be blank');
+  return trimmed;
 }
+
+const toListItem = (row: AgentListRow) => ({
+  id: row.id,
+  name: row.name,
+  status: row.status,
+  version: row.version,
+  voiceId: row.voice_id,
+  liveLlmId: row.live_llm_id,
+  inboundDid: row.inbound_did,
+  lastCallAt: row.last_call_at?.toISOString() ?? null,
+  createdAt: row.created_at.toISOString(),
+});
+
+function versionedFieldsOf(row: AgentRow): VersionedFields {
+  const fields = {} as VersionedFields;
+  for (const name of VERSIONED_FIELDS) fields[name] = row[VERSIONED_COLUMNS[name]];
+  return fields;
+}
+
+function toAgent(row: AgentRow) {
+  const fields = versionedFieldsOf(row);
+  return {
+    ...toListItem(row),
+    updatedAt: row.updated_at.toISOString(),
+    ...fields,
+    transfer: { number: row.transfer_number, whenToTransfer: row.transfer_when },
+    voicemail: { action: row.voicemail_action, message: row.voicemail_message },
+    systemPrompt: assembleSystemPrompt(fields),
+  };
+}
+
+const toVersion = (row: VersionRow) => ({
+  version: row.version,
+  createdAt: row.created_at.toISOString(),
+  createdByUserId: row.created_by_user_id,
+  createdByApiKeyId: row.created_by_api_key_id,
+  changedParts: row.changed_parts as VersionedFieldName[],
+  // Parts added to the prompt after a version was saved read as empty in that version.
+  parts: Object.fromEntries(VERSIONED_FIELDS.map((name) => [name, row.parts[name] ?? ''])) as VersionedFields,
+});
+
+/** The columns a create or update body writes, with nested settings merged onto the current values. */
+function columnsFrom(input: UpdateAgentInput, current: AgentRow | null): AgentChanges {
+  const columns: AgentChanges = {};
+  if (input.name !== undefined) columns.name = cleanName(input.name);
+  for (const name of VERSIONED_FIELDS) {
+    const value = input[name];
+    if (value !== undefined) columns[VERSIONED_COLUMNS[name]] = value;
+  }
+  if (input.voice !== undefined) columns.voice_id = input.voice;
+  if (input.liveLlmId !== undefined) columns.live_llm_id = input.liveLlmId;
+  if (input.status !== undefined) columns.status = input.status;
+  if (input.transfer?.number !== undefined) columns.transfer_number = input.transfer.number;
+  if (input.transfer?.whenToTransfer !== undefined) columns.transfer_when = input.transfer.whenToTransfer;
+  if (input.voicemail?.action !== undefined) columns.voicemail_action = input.voicemail.action;
+  if (input.voicemail?.message !== undefined) columns.voicemail_message = input.voicemail.message;
+
+  const action = columns.voicemail_action ?? current?.voicemail_action ?? 'hang_up';
+  const message = columns.voicemail_message ?? current?.voicemail_message ?? '';
+  if (action === 'leave_message' && !message.trim()) {
+    throw invalidField('body/voicemail/message', 'is required when voicemail action is leave_message');
+  }
+  return columns;
+}
+
+/** Drops every column whose value equals the current one, so a no-op save writes nothing. */
+function actualChanges(columns: AgentChanges, current: AgentRow): AgentChanges {
+  return Object.fromEntries(
+    Object.entries(columns).filter(([column, value]) => current[column as keyof AgentRow] !== value),
+  ) as AgentChanges;
+}
+
+function authorOf(auth: Auth) {
+  return { createdByUserId: auth.userId ?? null, createdByApiKeyId: auth.apiKeyId ?? null };
+}
+
+export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
+  const { repo, clock } = deps;
+
+  async function saveVersion(tx: AgentQueries, auth: Auth, row: AgentRow, changedParts: VersionedFieldName[]) {
+    await tx.insertVersion(auth.accountId, {
+      id: newId(),
+      agentId: row.id,
+      version: row.version,
+      parts: versionedFieldsOf(row),
+      changedParts,
+      ...authorOf(auth),
+      createdAt: row.updated_at,
+    });
+  }
+
+  async function requireAgent(auth: Auth, id: string) {
+    const row = await repo.find(auth.accountId, id);
+    if (!row) throw notFound('Agent');
+    return row;
+  }
+
+  return {
+    async list(auth: Auth, query: Page & { status?: AgentStatus }) {
+      const { items, total } = await repo.list(auth.accountId, { status: query.status }, query);
+      return { agents: items.map(toListItem), total, limit: query.limit, offset: query.offset };
+    },
+
+    async get(auth: Auth, id: string) {
+      return toAgent(await requireAgent(auth, id));
+    },
+
+    /** Creates a draft (unless a status is given) at version 1, and saves version 1. */
+    async create(auth: Auth, input: CreateAgentInput) {
+      requireRole(auth, 'member');
+      const now = clock.now();
+      const agent: NewAgent = {
+        ...columnsFrom(input, null),
+        id: newId(),
+        name: cleanName(input.name),
+        created_at: now,
+        updated_at: now,
+      };
+      return repo.transaction(async (tx) => {
+        const row = await tx.insert(auth.accountId, agent);
+        const fields = versionedFieldsOf(row);
+        await saveVersion(tx, auth, row, VERSIONED_FIELDS.filter((name) => fields[name] !== ''));
+        return toAgent(row);
+      });
+    },
+
+    /**
+     * Saves the given fields. A changed prompt part or first message bumps `version` and saves a
+     * version row in the same transaction; settings alone do not, and a save that changes nothing writes nothing.
+     */
+    async update(auth: Auth, id: string, input: UpdateAgentInput) {
+      requireRole(auth, 'member');
+      return repo.transaction(async (tx) => {
+        const current = await tx.findForUpdate(auth.accountId, id);
+        if (!current) throw notFound('Agent');
+        const changes = actualChanges(columnsFrom(input, current), current);
+        if (Object.keys(changes).length === 0) return toAgent(current);
+        const changedParts = VERSIONED_FIELDS.filter((name) => VERSIONED_COLUMNS[name] in changes);
+        if (changedParts.length > 0) changes.version = current.version + 1;
+        const row = await tx.update(auth.accountId, id, { ...changes, updated_at: clock.now() });
+        if (changedParts.length > 0) await saveVersion(tx, auth, row, changedParts);
+        return toAgent(row);
+      });
+    },
+
+    /** Soft delete: see agents.repo softDelete. Calls already running keep the version they started with. */
+    async delete(auth: Auth, id: string) {
+      requireRole(auth, 'member');
+      if (!(await repo.softDelete(auth.accountId, id, clock.now()))) throw notFound('Agent');
+      return { id, deleted: true as const };
+    },
+
+    async listVersions(auth: Auth, id: string, page: Page) {
+      await requireAgent(auth, id);
+      const { items, total } = await repo.listVersions(auth.accountId, id, page);
+      return { versions: items.map(toVersion), total, limit: page.limit, offset: page.offset };
+    },
+
+    async getVersion(auth: Auth, id: string, version: number) {
+      await requireAgent(auth, id);
+      const row = await repo.findVersion(auth.accountId, id, version);
+      if (!row) throw notFound('Agent version');
+      return toVersion(row);
+    },
+  };
+}
+
+export type AgentsService = ReturnType<typeof createAgentsService>;

@@ -1,2 +1,54 @@
-// Placeholder: the agents module declares its tables here.
-export interface AgentsTables {}
+import type { ColumnType, Generated } from 'kysely';
+
+export type AgentStatus = 'draft' | 'active' | 'paused';
+export type VoicemailAction = 'hang_up' | 'leave_message';
+
+/** A text column with a database default of ''. */
+type Text = Generated<string>;
+
+export interface AgentsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  status: Generated<AgentStatus>;
+  version: Generated<number>;
+  voice_id: string | null;
+  live_llm_id: string | null;
+  first_message: Text;
+  soul: Text;
+  mission: Text;
+  playbook: Text;
+  examples: Text;
+  objections: Text;
+  closers: Text;
+  notes: Text;
+  faq: Text;
+  knowledge: Text;
+  transfer_number: string | null;
+  transfer_when: Text;
+  voicemail_action: Generated<VoicemailAction>;
+  voicemail_message: Text;
+  inbound_did: string | null;
+  last_call_at: Date | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+  deleted_at: Date | null;
+}
+
+export interface AgentVersionsTable {
+  id: string;
+  agent_id: string;
+  account_id: string;
+  version: number;
+  /** Written as JSON text, read back as the parsed snapshot. */
+  parts: ColumnType<Record<string, string>, string, never>;
+  changed_parts: ColumnType<string[], string[], never>;
+  created_by_user_id: string | null;
+  created_by_api_key_id: string | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface AgentsTables {
+  agents: AgentsTable;
+  agent_versions: AgentVersionsTable;
+}

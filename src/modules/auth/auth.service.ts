@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { randomBase62, sha256Hex } from '../../lib/crypto.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../lib/passwords.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, invalidField, notFound } from '../../http/errors.js';
 import { requireUser, type Auth } from '../../http/auth.js';
 import type { CounterStore } from '../../lib/counter-store.js';
 import type { AuthRepo } from './auth.repo.js';
@@ -124,9 +124,7 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
         throw new AppError('forbidden', 'The current password is incorrect');
       }
       if (input.currentPassword === input.newPassword) {
-        throw new AppError('validation_failed', 'The new password must differ from the current one', {
-          fields: [{ field: 'body/newPassword', message: 'must differ from currentPassword' }],
-        });
+        throw invalidField('body/newPassword', 'must differ from currentPassword');
       }
       const passwordHash = await hashPassword(input.newPassword);
       const now = clock.now();

@@ -1,0 +1,144 @@
+import type { Insertable, Updateable } from 'kysely';
+import type { Db } from '../../db/client.js';
+import type { Page, Paged } from '../../http/pagination.js';
+import type { AgentStatus, AgentsTable } from './agents.tables.js';
+
+const LIST_COLUMNS = [
+  'id',
+  'name',
+  'status',
+  'version',
+  'voice_id',
+  'live_llm_id',
+  'inbound_did',
+  'last_call_at',
+  'created_at',
+] as const;
+
+export type NewAgent = Omit<Insertable<AgentsTable>, 'account_id'>;
+export type AgentChanges = Omit<Updateable<AgentsTable>, 'id' | 'account_id' | 'created_at' | 'deleted_at'>;
+
+export interface NewAgentVersion {
+  id: string;
+  agentId: string;
+  version: number;
+  parts: Record<string, string>;
+  changedParts: string[];
+  createdByUserId: string | null;
+  createdByApiKeyId: string | null;
+  createdAt: Date;
+}
+
+/** Every query is scoped by account, and a soft-deleted agent is invisible to all of them. */
+function agentQueries(db: Db) {
+  const live = (accountId: string) =>
+    db.selectFrom('agents').where('account_id', '=', accountId).where('deleted_at', 'is', null);
+
+  return {
+    insert(accountId: string, agent: NewAgent) {
+      return db
+        .insertInto('agents')
+        .values({ ...agent, account_id: accountId })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+
+    async list(accountId: string, filter: { status?: AgentStatus }, page: Page) {
+      let query = live(accountId);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      const [items, count] = await Promise.all([
+        query
+          .select(LIST_COLUMNS)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(page.limit)
+          .offset(page.offset)
+          .execute(),
+        query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { items, total: Number(count.total) } satisfies Paged<unknown>;
+    },
+
+    find(accountId: string, id: string) {
+      return live(accountId).selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    /** Reads the agent and locks its row until the transaction ends, so concurrent saves bump the version in turn. */
+    findForUpdate(accountId: string, id: string) {
+      return live(accountId).selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+    },
+
+    update(accountId: string, id: string, changes: AgentChanges) {
+      return db
+        .updateTable('agents')
+        .set(changes)
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+
+    /** Hides the agent and releases its inbound number; the row stays so past calls keep their agent's name. */
+    async softDelete(accountId: string, id: string, at: Date): Promise<boolean> {
+      const result = await db
+        .updateTable('agents')
+        .set({ deleted_at: at, updated_at: at, inbound_did: null })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    insertVersion(accountId: string, input: NewAgentVersion) {
+      return db
+        .insertInto('agent_versions')
+        .values({
+          id: input.id,
+          agent_id: input.agentId,
+          account_id: accountId,
+          version: input.version,
+          parts: JSON.stringify(input.parts),
+          changed_parts: input.changedParts,
+          created_by_user_id: input.createdByUserId,
+          created_by_api_key_id: input.createdByApiKeyId,
+          created_at: input.createdAt,
+        })
+        .execute();
+    },
+
+    async listVersions(accountId: string, agentId: string, page: Page) {
+      const query = db.selectFrom('agent_versions').where('account_id', '=', accountId).where('agent_id', '=', agentId);
+      const [items, count] = await Promise.all([
+        query.selectAll().orderBy('version', 'desc').limit(page.limit).offset(page.offset).execute(),
+        query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { items, total: Number(count.total) } satisfies Paged<unknown>;
+    },
+
+    findVersion(accountId: string, agentId: string, version: number) {
+      return db
+        .selectFrom('agent_versions')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId)
+        .where('version', '=', version)
+        .executeTakeFirst();
+    },
+  };
+}
+
+export type AgentQueries = ReturnType<typeof agentQueries>;
+
+export function createAgentsRepo(db: Db) {
+  return {
+    ...agentQueries(db),
+    /** Runs `work` in one transaction with a repo bound to it (on PGlite, `db` itself would deadlock there). */
+    transaction<T>(work: (queries: AgentQueries) => Promise<T>): Promise<T> {
+      return db.transaction().execute((trx) => work(agentQueries(trx)));
+    },
+  };
+}
+
+export type AgentsRepo = ReturnType<typeof createAgentsRepo>;

@@ -1,0 +1,100 @@
+import { Type, type Static } from 'typebox';
+import { DateTime, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
+import { PROMPT_LIMITS, VERSIONED_FIELDS } from './agents.prompt.js';
+
+export const AgentStatus = Type.Enum(['draft', 'active', 'paused'], {
+  description: 'draft and paused agents take no new calls; any status may move to any other.',
+});
+const VoicemailAction = Type.Enum(['hang_up', 'leave_message']);
+const E164 = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164, e.g. +14155550123', examples: ['+14155550123'] });
+const Name = Type.String({ minLength: 1, maxLength: 120 });
+const ShortText = (description: string) => Type.String({ maxLength: PROMPT_LIMITS.shortText, description });
+const Part = (description: string, maxLength: number = PROMPT_LIMITS.part) => Type.String({ maxLength, description });
+
+/** The nine prompt parts (DESIGN §4) in assembly order, plus the first message: the versioned fields. */
+const VersionedFields = {
+  soul: Part('Personality: who the agent is and how it speaks.'),
+  mission: Part('The one goal of the call.'),
+  playbook: Part('The steps the agent follows.'),
+  examples: Part('Example exchanges to imitate.'),
+  objections: Part('Objections to expect and how to answer them.'),
+  closers: Part('How to close: the ask and the wrap-up.'),
+  notes: Part('Anything else the agent must keep in mind.'),
+  faq: Part('Questions callers ask, with answers.'),
+  knowledgeBase: Part('Reference material; retrieved in chunks during a call.', PROMPT_LIMITS.knowledgeBase),
+  firstMessage: Type.String({
+    maxLength: PROMPT_LIMITS.firstMessage,
+    description: 'What the agent says when the call connects; empty means it waits for the other side to speak.',
+  }),
+};
+
+const TransferInput = Type.Object(
+  {
+    number: Type.Optional(Nullable(E164)),
+    whenToTransfer: Type.Optional(ShortText('When the agent should hand the call to a person.')),
+  },
+  { additionalProperties: false, description: 'Call transfer to a person. Fields left out keep their value.' },
+);
+
+const VoicemailInput = Type.Object(
+  {
+    action: Type.Optional(VoicemailAction),
+    message: Type.Optional(ShortText('The message left after the beep; required for leave_message.')),
+  },
+  { additionalProperties: false, description: 'What to do when voicemail answers. Fields left out keep their value.' },
+);
+
+const writableFields = {
+  ...Type.Partial(Type.Object(VersionedFields)).properties,
+  voice: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'Voice id; answered as voiceId.' }))),
+  liveLlmId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
+  transfer: Type.Optional(TransferInput),
+  voicemail: Type.Optional(VoicemailInput),
+  status: Type.Optional(AgentStatus),
+};
+
+export const CreateAgentBody = Type.Object({ ...writableFields, name: Name }, { additionalProperties: false });
+export const UpdateAgentBody = Type.Object({ ...writableFields, name: Type.Optional(Name) }, { additionalProperties: false });
+export type CreateAgentInput = Static<typeof CreateAgentBody>;
+export type UpdateAgentInput = Static<typeof UpdateAgentBody>;
+
+export const ListAgentsQuery = Type.Object({ ...PageQuery, status: Type.Optional(AgentStatus) }, { additionalProperties: false });
+export const PageOnlyQuery = Type.Object(PageQuery, { additionalProperties: false });
+export const VersionParams = Type.Object({ id: Uuid, version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+
+/** The agent list item: exactly the SPEC §2 fields. */
+export const AgentListItem = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  status: AgentStatus,
+  version: Type.Integer({ minimum: 1 }),
+  voiceId: Nullable(Type.String()),
+  liveLlmId: Nullable(Type.String()),
+  inboundDid: Nullable(Type.String({ description: 'The inbound number assigned to the agent; set by phone-number assignment.' })),
+  lastCallAt: Nullable(DateTime),
+  createdAt: DateTime,
+});
+
+export const Agent = Type.Object({
+  ...AgentListItem.properties,
+  updatedAt: DateTime,
+  ...VersionedFields,
+  transfer: Type.Object({ number: Nullable(E164), whenToTransfer: Type.String() }),
+  voicemail: Type.Object({ action: VoicemailAction, message: Type.String() }),
+  systemPrompt: Type.String({ description: 'Read-only: the non-empty prompt parts, assembled in order under headings.' }),
+});
+
+export const AgentList = Type.Object({ agents: Type.Array(AgentListItem), ...PageFields });
+
+export const AgentVersion = Type.Object({
+  version: Type.Integer({ minimum: 1 }),
+  createdAt: DateTime,
+  createdByUserId: Nullable(Uuid),
+  createdByApiKeyId: Nullable(Uuid),
+  changedParts: Type.Array(Type.Enum([...VERSIONED_FIELDS]), {
+    description: 'Fields that differ from the previous version; for version 1, the non-empty ones.',
+  }),
+  parts: Type.Object(VersionedFields, { description: 'The full snapshot of the prompt at this version.' }),
+});
+
+export const AgentVersionList = Type.Object({ versions: Type.Array(AgentVersion), ...PageFields });
