@@ -10,6 +10,7 @@ import { createApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { createSystemService } from './modules/system/system.service.js';
 import { createAgentsRepo } from './modules/agents/agents.repo.js';
 import { createAgentsService } from './modules/agents/agents.service.js';
+import { createCallsRepo } from './modules/calls/calls.repo.js';
 import { createCallsService } from './modules/calls/calls.service.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
 import { createDncService } from './modules/dnc/dnc.service.js';
@@ -34,7 +35,7 @@ export function createServices(deps: CoreDeps) {
     auth: createAuthService({ db, repo: createAuthRepo(db), clock, config, counters }),
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock }),
     agents: createAgentsService({ repo: createAgentsRepo(db), clock }),
-    calls: createCallsService({ db, config, clock }),
+    calls: createCallsService({ repo: createCallsRepo(db) }),
     contacts: createContactsService({ db, config, clock }),
     dnc: createDncService({ db, config, clock }),
   };

@@ -1,5 +1,58 @@
 import type { App } from '../../http/types.js';
+import { IdParams, responses } from '../../http/schemas.js';
 import type { Services } from '../../services.js';
+import {
+  CallDetail,
+  CallEventList,
+  CallList,
+  CallTranscript,
+  ListCallEventsQuery,
+  ListCallsQuery,
+  ListEventsQuery,
+} from './calls.schemas.js';
 
-// Placeholder: the calls module registers its routes here.
-export function callsRoutes(_app: App, _services: Services) {}
+const tags = ['calls'];
+
+export function callsRoutes(app: App, { calls }: Services) {
+  app.get(
+    '/calls',
+    {
+      schema: {
+        tags,
+        summary: 'List calls, newest first',
+        description: 'dateFrom and dateTo bound created_at: dateFrom is inclusive, dateTo exclusive.',
+        querystring: ListCallsQuery,
+        response: responses(CallList),
+      },
+    },
+    async (req) => calls.list(req.auth, req.query),
+  );
+  app.get(
+    '/calls/:id',
+    { schema: { tags, summary: 'Full call detail with transcript and cost line items', params: IdParams, response: responses(CallDetail) } },
+    async (req) => calls.get(req.auth, req.params.id),
+  );
+  app.get(
+    '/calls/:id/transcript.json',
+    { schema: { tags, summary: 'Transcript of a call, turn by turn', params: IdParams, response: responses(CallTranscript) } },
+    async (req) => calls.transcript(req.auth, req.params.id),
+  );
+  app.get(
+    '/calls/:id/events',
+    {
+      schema: {
+        tags,
+        summary: 'Events of one call, oldest first',
+        params: IdParams,
+        querystring: ListCallEventsQuery,
+        response: responses(CallEventList),
+      },
+    },
+    async (req) => calls.callEvents(req.auth, req.params.id, req.query),
+  );
+  app.get(
+    '/events',
+    { schema: { tags, summary: 'Call events of the account, newest first', querystring: ListEventsQuery, response: responses(CallEventList) } },
+    async (req) => calls.events(req.auth, req.query),
+  );
+}

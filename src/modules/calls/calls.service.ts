@@ -1,8 +1,135 @@
-import type { Db } from '../../db/client.js';
-import type { Config } from '../../config.js';
-import type { Clock } from '../../lib/clock.js';
+import type { Auth } from '../../http/auth.js';
+import { invalidField, notFound } from '../../http/errors.js';
+import type { CallFilters, CallRow, CallsRepo } from './calls.repo.js';
+import type { ListCallEventsQuery, ListCallsQuery, ListEventsQuery } from './calls.schemas.js';
 
-// Placeholder: the calls module builds its service here.
-export function createCallsService(_deps: { db: Db; config: Config; clock: Clock }) {
-  return {};
+type TurnRow = Awaited<ReturnType<CallsRepo['transcript']>>[number];
+type CostItemRow = Awaited<ReturnType<CallsRepo['costItems']>>[number];
+type EventRow = Awaited<ReturnType<CallsRepo['listEvents']>>[number];
+
+const iso = (value: Date | null) => (value === null ? null : value.toISOString());
+
+/** SPEC §2 Call item. contactPhone is the far end of the call: the number dialled, or the number that called in. */
+const toCallItem = (row: CallRow) => ({
+  id: row.id,
+  contactId: row.contact_id,
+  contactFirstName: row.contact_first_name,
+  contactLastName: row.contact_last_name,
+  contactPhone: row.direction === 'outbound' ? row.to_number : row.from_number,
+  agentId: row.agent_id,
+  agentName: row.agent_name,
+  direction: row.direction,
+  status: row.status,
+  disposition: row.disposition,
+  durationSeconds: row.duration_seconds,
+  totalCostUsd: row.total_cost_usd,
+  recordingStorageKey: row.recording_storage_key,
+  startedAt: iso(row.started_at),
+  endedAt: iso(row.ended_at),
+  createdAt: row.created_at.toISOString(),
+});
+
+const toTurn = (row: TurnRow) => ({ seq: row.seq, speaker: row.speaker, text: row.text, startMs: row.start_ms, endMs: row.end_ms });
+
+const toCostItem = (row: CostItemRow) => ({
+  id: row.id,
+  kind: row.kind,
+  description: row.description,
+  quantity: row.quantity,
+  unit: row.unit,
+  unitPriceUsd: row.unit_price_usd,
+  amountUsd: row.amount_usd,
+});
+
+const toEvent = (row: EventRow) => ({
+  id: row.id,
+  callId: row.call_id,
+  type: row.type,
+  occurredAt: row.occurred_at.toISOString(),
+  data: row.data,
+});
+
+/** Query string -> repo filters; a date range that ends before it starts is a request error, not an empty page. */
+function callFilters(query: ListCallsQuery): CallFilters {
+  const createdFrom = query.dateFrom === undefined ? undefined : new Date(query.dateFrom);
+  const createdBefore = query.dateTo === undefined ? undefined : new Date(query.dateTo);
+  if (createdFrom && createdBefore && createdFrom > createdBefore) {
+    throw invalidField('querystring/dateFrom', 'must not be later than dateTo');
+  }
+  return {
+    campaignId: query.campaignId,
+    contactId: query.contactId,
+    agentId: query.agentId,
+    status: query.status,
+    hasRecording: query.hasRecording === undefined ? undefined : query.hasRecording === 'true',
+    createdFrom,
+    createdBefore,
+  };
 }
+
+export function createCallsService(deps: { repo: CallsRepo }) {
+  const { repo } = deps;
+
+  async function requireCall(auth: Auth, id: string) {
+    const call = await repo.findById(auth.accountId, id);
+    if (!call) throw notFound('Call');
+    return call;
+  }
+
+  return {
+    /** GET /v1/calls: newest first; dateFrom inclusive, dateTo exclusive, both on created_at. */
+    async list(auth: Auth, query: ListCallsQuery) {
+      const filters = callFilters(query);
+      const page = { limit: query.limit, offset: query.offset };
+      const [rows, total] = await Promise.all([repo.listPage(auth.accountId, filters, page), repo.count(auth.accountId, filters)]);
+      return { calls: rows.map(toCallItem), total, ...page };
+    },
+
+    async get(auth: Auth, id: string) {
+      const call = await requireCall(auth, id);
+      const [turns, costItems] = await Promise.all([repo.transcript(auth.accountId, id), repo.costItems(auth.accountId, id)]);
+      return {
+        ...toCallItem(call),
+        agentVersion: call.agent_version,
+        campaignId: call.campaign_id,
+        fromNumber: call.from_number,
+        toNumber: call.to_number,
+        answeredAt: iso(call.answered_at),
+        endReason: call.end_reason,
+        updatedAt: call.updated_at.toISOString(),
+        transcript: turns.map(toTurn),
+        costItems: costItems.map(toCostItem),
+      };
+    },
+
+    async transcript(auth: Auth, id: string) {
+      if (!(await repo.exists(auth.accountId, id))) throw notFound('Call');
+      return { callId: id, turns: (await repo.transcript(auth.accountId, id)).map(toTurn) };
+    },
+
+    /** One call's timeline, in the order things happened. */
+    async callEvents(auth: Auth, id: string, query: ListCallEventsQuery) {
+      if (!(await repo.exists(auth.accountId, id))) throw notFound('Call');
+      const filters = { callId: id, type: query.type };
+      const page = { limit: query.limit, offset: query.offset };
+      const [rows, total] = await Promise.all([
+        repo.listEvents(auth.accountId, filters, page, 'oldest_first'),
+        repo.countEvents(auth.accountId, filters),
+      ]);
+      return { events: rows.map(toEvent), total, ...page };
+    },
+
+    /** The account's event feed, newest first; callId and type narrow it. */
+    async events(auth: Auth, query: ListEventsQuery) {
+      const filters = { callId: query.callId, type: query.type };
+      const page = { limit: query.limit, offset: query.offset };
+      const [rows, total] = await Promise.all([
+        repo.listEvents(auth.accountId, filters, page, 'newest_first'),
+        repo.countEvents(auth.accountId, filters),
+      ]);
+      return { events: rows.map(toEvent), total, ...page };
+    },
+  };
+}
+
+export type CallsService = ReturnType<typeof createCallsService>;

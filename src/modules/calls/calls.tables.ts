@@ -1,2 +1,110 @@
-// Placeholder: the calls module declares its tables here.
-export interface CallsTables {}
+import type { ColumnType, JSONColumnType } from 'kysely';
+
+/** Every status the call engine moves a call through (DESIGN §4); SPEC §3 lists all but `queued` as filter values. */
+export const CALL_STATUSES = ['queued', 'dialing', 'ringing', 'connected', 'completed', 'failed', 'busy', 'no_answer'] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+
+export const CALL_DIRECTIONS = ['inbound', 'outbound'] as const;
+export type CallDirection = (typeof CALL_DIRECTIONS)[number];
+
+export const TRANSCRIPT_SPEAKERS = ['agent', 'caller', 'system', 'tool'] as const;
+export type TranscriptSpeaker = (typeof TRANSCRIPT_SPEAKERS)[number];
+
+export const COST_ITEM_KINDS = ['telephony', 'llm', 'stt', 'tts', 'recording', 'platform'] as const;
+export type CostItemKind = (typeof COST_ITEM_KINDS)[number];
+
+/** The call events the engine records; SPEC §6 names queued, connected, completed and failed. */
+export const CALL_EVENT_TYPES = [
+  'call.queued',
+  'call.dialing',
+  'call.ringing',
+  'call.connected',
+  'call.completed',
+  'call.failed',
+] as const;
+export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface CallsTable {
+  id: string;
+  account_id: string;
+  agent_id: string | null;
+  agent_version: number | null;
+  contact_id: string | null;
+  campaign_id: string | null;
+  direction: CallDirection;
+  status: ColumnType<CallStatus, CallStatus | undefined, CallStatus>;
+  disposition: string | null;
+  from_number: string | null;
+  to_number: string | null;
+  started_at: Timestamp;
+  answered_at: Timestamp;
+  ended_at: Timestamp;
+  duration_seconds: number | null;
+  /** numeric(14,6): a decimal string; written only by the cost-items trigger. */
+  total_cost_usd: ColumnType<string, never, never>;
+  recording_storage_key: string | null;
+  end_reason: string | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** Derived: calls per (account, status, agent, campaign, has a recording), kept by triggers on calls. */
+export interface CallCountsTable {
+  account_id: string;
+  status: CallStatus;
+  agent_id: string | null;
+  campaign_id: string | null;
+  has_recording: boolean;
+  calls: ColumnType<number, never, never>;
+}
+
+/** Derived: events per (account, type), kept by triggers on call_events. */
+export interface CallEventTypeCountsTable {
+  account_id: string;
+  type: CallEventType;
+  events: ColumnType<number, never, never>;
+}
+
+export interface CallTranscriptTurnsTable {
+  call_id: string;
+  account_id: string;
+  seq: number;
+  speaker: TranscriptSpeaker;
+  text: string;
+  start_ms: number | null;
+  end_ms: number | null;
+}
+
+export interface CallCostItemsTable {
+  id: string;
+  call_id: string;
+  account_id: string;
+  kind: CostItemKind;
+  description: string;
+  quantity: string;
+  unit: string;
+  unit_price_usd: string;
+  amount_usd: string;
+  created_at: CreatedAt;
+}
+
+export interface CallEventsTable {
+  id: string;
+  account_id: string;
+  call_id: string;
+  type: CallEventType;
+  data: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  occurred_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface CallsTables {
+  calls: CallsTable;
+  call_counts: CallCountsTable;
+  call_transcript_turns: CallTranscriptTurnsTable;
+  call_cost_items: CallCostItemsTable;
+  call_events: CallEventsTable;
+  call_event_type_counts: CallEventTypeCountsTable;
+}
