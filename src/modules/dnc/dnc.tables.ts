@@ -1,2 +1,12 @@
-// Placeholder: the dnc module declares its tables here.
-export interface DncTables {}
+import type { ColumnType } from 'kysely';
+
+export interface DncEntriesTable {
+  account_id: string;
+  phone_e164: string;
+  reason: string | null;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export interface DncTables {
+  dnc_entries: DncEntriesTable;
+}
