@@ -1,29 +1,129 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import { migrate } from './db/migrate.js';
+import { openJobQueue, type JobQueue } from './jobs/queue.js';
 import { createMemoryCounterStore, createRedisCounterStore, type CounterStore } from './lib/counter-store.js';
 
-export interface Infrastructure {
+export interface Storage {
   database: DatabaseHandle;
-  redis: Redis | null;
-  counters: CounterStore;
+  /** Migration files applied by this start (empty when the database was already current). */
+  appliedMigrations: string[];
+  jobs: JobQueue;
   close(): Promise<void>;
 }
 
-/** Opens the database (PGlite or PostgreSQL), applies migrations, and connects Redis when configured. */
-export async function openInfrastructure(config: Config, options: { redisKeyPrefix?: string } = {}): Promise<Infrastructure> {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
-  await migrate(database.db);
+export interface Infrastructure extends Storage {
+  redis: Redis | null;
+  counters: CounterStore;
+}
+
+export interface InfrastructureOptions {
+  redisKeyPrefix?: string;
+  log?: Logger;
+}
+
+/**
+ * Opens the database (PGlite or PostgreSQL), applies migrations, installs the job queue's schema and
+ * queues. This is all `--role migrate` needs.
+ */
+export async function openStorage(config: Config, options: { log?: Logger } = {}): Promise<Storage> {
+  const log = options.log ?? pino({ level: config.logLevel });
+  const releaseDataDir = config.databaseUrl || config.dataDir === ':memory:' ? () => {} : lockDataDir(config.dataDir);
+  try {
+    const database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
+      onIdleError: (error) => log.warn({ err: error }, 'PostgreSQL closed an idle connection'),
+    });
+    try {
+      const appliedMigrations = await migrate(database.db);
+      const jobs = await openJobQueue(database.db, { log });
+      return {
+        database,
+        appliedMigrations,
+        jobs,
+        async close() {
+          await jobs.close();
+          await database.close();
+          releaseDataDir();
+        },
+      };
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  } catch (error) {
+    releaseDataDir();
+    throw error;
+  }
+}
+
+/** Storage, plus Redis when configured (shared counters); what the api and worker roles run on. */
+export async function openInfrastructure(config: Config, options: InfrastructureOptions = {}): Promise<Infrastructure> {
+  const storage = await openStorage(config, options);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
   const counters = redis ? createRedisCounterStore(redis, options.redisKeyPrefix) : createMemoryCounterStore();
   return {
-    database,
+    ...storage,
     redis,
     counters,
     async close() {
       await counters.close();
-      await database.close();
+      // The database closes last; PGlite flushes to disk then.
+      await storage.close();
     },
   };
+}
+
+export class DataDirInUseError extends Error {}
+
+const LOCK_FILE = 'parley.pid';
+// Directories locked by this process; a lock file naming our own pid but absent here is left from a
+// previous run that happened to get the same pid (PID 1 in a restarted container).
+const heldLocks = new Set<string>();
+
+function processIsAlive(pid: number) {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite does not stop a second process from opening the same data directory, and two writers would
+ * corrupt it; a pid file does. A lock whose process is gone (a crash, kill -9) is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const path = join(resolve(dataDir), LOCK_FILE);
+  mkdirSync(dataDir, { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (heldLocks.has(path)) throw new DataDirInUseError(`Data directory ${dataDir} is already open in this process`);
+    try {
+      writeFileSync(path, String(process.pid), { flag: 'wx' });
+      heldLocks.add(path);
+      return () => {
+        heldLocks.delete(path);
+        rmSync(path, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSync(path, 'utf8').trim());
+      if (holder !== process.pid && processIsAlive(holder)) {
+        throw new DataDirInUseError(
+          `Data directory ${dataDir} is in use by process ${holder}. Stop that process first; ` +
+            'to run several processes on one database, use PostgreSQL (DATABASE_URL).',
+        );
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new DataDirInUseError(`Could not lock data directory ${dataDir}`);
 }

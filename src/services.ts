@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Clock } from './lib/clock.js';
 import type { CounterStore } from './lib/counter-store.js';
+import type { JobQueue } from './jobs/queue.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createApiKeysRepo } from './modules/api-keys/api-keys.repo.js';
@@ -21,6 +22,8 @@ export interface CoreDeps {
   database: DatabaseHandle;
   redis: Redis | null;
   counters: CounterStore;
+  /** Enqueue background work; pass { trx } to enqueue inside a transaction (outbox). */
+  jobs: JobQueue;
   clock: Clock;
 }
 
@@ -31,6 +34,7 @@ export function createServices(deps: CoreDeps) {
   return {
     config,
     counters,
+    jobs: deps.jobs,
     system: createSystemService({ db, redis, config, clock, databaseKind: deps.database.kind }),
     auth: createAuthService({ db, repo: createAuthRepo(db), clock, config, counters }),
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock }),

@@ -19,6 +19,8 @@ export interface DatabaseOptions {
   /** PGlite directory; ':memory:' for a throwaway database. */
   dataDir: string;
   poolSize?: number;
+  /** Called when PostgreSQL closes an idle pooled connection (logged; the pool recovers by itself). */
+  onIdleError?: (error: Error) => void;
 }
 
 // pg returns int8 as a string by default; PGlite returns a number. Counts are int8, so make both numbers.
@@ -39,6 +41,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       types: pgTypes as pg.CustomTypesConfig,
       application_name: 'parley',
     });
+    // An idle connection killed by the server (restart, failover) is an 'error' event on the pool; unhandled it would
+    // crash the process. The pool drops that connection and opens a new one on the next query.
+    pool.on('error', (error) => options.onIdleError?.(error));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }

@@ -1,0 +1,262 @@
+/**
+ * GET /v1/calls against an account with 1,000,000 calls, on PostgreSQL.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/calls-list.ts
+ *
+ * Creates a fresh database, seeds it, serves the real app on 127.0.0.1, loads it with autocannon (in a worker
+ * thread, so the app keeps the main thread), then runs the endpoint's own page SQL straight through `pg` as the
+ * baseline, and prints app/baseline ratios. Separately it times `total`: the trigger-kept counts vs count(*).
+ * The database is dropped at the end. Env: CALLS (default 1000000), SECONDS per load run (default 10).
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { sql } from 'kysely';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { systemClock } from '../src/lib/clock.js';
+import { openInfrastructure } from '../src/runtime.js';
+import { createCallsRepo, type CallFilters, type CallsRepo } from '../src/modules/calls/calls.repo.js';
+import { signUp } from '../test/helpers.js';
+
+const CALLS = Number(process.env.CALLS ?? 1_000_000);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+const CONNECTIONS = 50;
+const AGENTS = 20;
+const CONTACTS = 100_000;
+
+if (!process.env.DATABASE_URL) {
+  console.error('bench/calls-list.ts needs DATABASE_URL (a PostgreSQL server it may create a database on)');
+  process.exit(2);
+}
+
+/** A database of its own on the server, named apart from the test databases. */
+async function createBenchDatabase(serverUrl: string) {
+  const name = `parley_bench_calls_${randomBytes(4).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+interface Measured {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const seconds = (start: number) => `${((performance.now() - start) / 1000).toFixed(1)} s`;
+
+/** Agents, contacts and a year of calls in one account, by generate_series; a fixed seed keeps runs comparable. */
+async function seed(db: pg.Client, accountId: string) {
+  await db.query(`SELECT setseed(0.42)`);
+  await db.query(
+    `INSERT INTO agents (id, account_id, name) SELECT gen_random_uuid(), $1, 'Agent ' || i FROM generate_series(1, ${AGENTS}) i`,
+    [accountId],
+  );
+  await db.query(
+    `INSERT INTO contacts (id, account_id, first_name, last_name, phone_e164)
+     SELECT gen_random_uuid(), $1, 'First' || i, 'Last' || i, '+1415' || lpad(i::text, 7, '0') FROM generate_series(1, ${CONTACTS}) i`,
+    [accountId],
+  );
+  // Status mix: 45% completed, 27% no_answer, 12% busy, 8% failed, 4% queued, 2% dialing, 1% ringing, 1% connected;
+  // ~56% of completed calls (~25% of all) have a recording; a third belong to one of five campaigns.
+  await db.query(
+    `WITH agent_ids AS (SELECT array_agg(id ORDER BY id) AS ids FROM agents WHERE account_id = $1),
+          contact_ids AS (SELECT array_agg(id ORDER BY id) AS ids FROM contacts WHERE account_id = $1),
+          campaign_ids AS (SELECT array_agg(gen_random_uuid()) AS ids FROM generate_series(1, 5)),
+          draws AS (
+            SELECT i, floor(random() * 100)::int AS bucket, random() AS r,
+                   now() - make_interval(secs => i * (31536000.0 / ${CALLS})) AS created_at
+            FROM generate_series(1, ${CALLS}::bigint) i
+          ),
+          shaped AS (
+            SELECT d.*,
+              CASE WHEN bucket < 45 THEN 'completed' WHEN bucket < 72 THEN 'no_answer' WHEN bucket < 84 THEN 'busy'
+                   WHEN bucket < 92 THEN 'failed' WHEN bucket < 96 THEN 'queued' WHEN bucket < 98 THEN 'dialing'
+                   WHEN bucket < 99 THEN 'ringing' ELSE 'connected' END AS status,
+              CASE WHEN i % 10 = 0 THEN 'inbound' ELSE 'outbound' END AS direction
+            FROM draws d
+          )
+     INSERT INTO calls (id, account_id, agent_id, agent_version, contact_id, campaign_id, direction, status, disposition,
+                        from_number, to_number, started_at, answered_at, ended_at, duration_seconds, total_cost_usd,
+                        recording_storage_key, end_reason, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, agent_ids.ids[1 + i % ${AGENTS}], 1, contact_ids.ids[1 + (i * 7919) % ${CONTACTS}],
+            CASE WHEN i % 3 = 0 THEN campaign_ids.ids[1 + i % 5] END, direction, status,
+            CASE WHEN status = 'completed' THEN (ARRAY['interested', 'not_interested', 'callback', 'booked'])[1 + i % 4] END,
+            CASE WHEN direction = 'inbound' THEN '+1415' || lpad((1 + (i * 7919) % ${CONTACTS})::text, 7, '0') ELSE '+14155550000' END,
+            CASE WHEN direction = 'outbound' THEN '+1415' || lpad((1 + (i * 7919) % ${CONTACTS})::text, 7, '0') ELSE '+14155550000' END,
+            CASE WHEN status <> 'queued' THEN created_at + interval '1 second' END,
+            CASE WHEN status IN ('completed', 'connected') THEN created_at + interval '6 seconds' END,
+            CASE WHEN status IN ('completed', 'no_answer', 'busy', 'failed') THEN created_at + interval '1 minute' END,
+            CASE WHEN status = 'completed' THEN 30 + (i % 300) WHEN status IN ('no_answer', 'busy', 'failed') THEN 0 END,
+            CASE WHEN status = 'completed' THEN round((0.01 + (i % 300) * 0.0004)::numeric, 6) ELSE 0 END,
+            CASE WHEN status = 'completed' AND r < 0.56 THEN 'recordings/' || $1 || '/' || i || '.wav' END,
+            CASE WHEN status = 'completed' THEN 'caller_hangup' WHEN status IN ('no_answer', 'busy', 'failed') THEN status END,
+            created_at, created_at
+     FROM shaped, agent_ids, contact_ids, campaign_ids`,
+    [accountId],
+  );
+  await db.query(`VACUUM ANALYZE calls`);
+  await db.query(`VACUUM ANALYZE contacts`);
+  await db.query(`VACUUM ANALYZE agents`);
+}
+
+async function loadApp(url: string, apiKey: string, duration: number): Promise<Measured & { failed: number }> {
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration,
+    workers: 1,
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  return { rps: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors };
+}
+
+/** The baseline: the endpoint's page SQL, straight through pg, from CONNECTIONS clients at once. */
+async function loadDirect(databaseUrl: string, text: string, values: readonly unknown[], duration: number): Promise<Measured> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS });
+  const latencies: number[] = [];
+  try {
+    const clients = await Promise.all(Array.from({ length: CONNECTIONS }, () => pool.connect()));
+    const started = performance.now();
+    const deadline = started + duration * 1000;
+    await Promise.all(
+      clients.map(async (client) => {
+        while (performance.now() < deadline) {
+          const t0 = performance.now();
+          await client.query(text, values as unknown[]);
+          latencies.push(performance.now() - t0);
+        }
+        client.release();
+      }),
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Sequential timings of one async operation: median and mean. */
+async function timeIt(runs: number, operation: () => Promise<unknown>) {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await operation();
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), mean: times.reduce((s, x) => s + x, 0) / times.length };
+}
+
+/** The filters measured: both paths of `total` (the counts table, and count(*) for dates and contacts). */
+function scenarios(agentId: string): { name: string; filters: CallFilters; query: string }[] {
+  const monthAgo = new Date(Date.now() - 30 * 86_400_000);
+  return [
+    { name: 'no filter', filters: {}, query: '' },
+    { name: 'status=no_answer', filters: { status: 'no_answer' }, query: 'status=no_answer' },
+    { name: 'agentId+status=busy', filters: { agentId, status: 'busy' }, query: `agentId=${agentId}&status=busy` },
+    { name: 'dateFrom=30 days ago (count(*) path)', filters: { createdFrom: monthAgo }, query: `dateFrom=${monthAgo.toISOString()}` },
+  ];
+}
+
+/** The app under load vs the same page SQL through pg, for each filter; prints one line per scenario. */
+async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: CallsRepo, accountId: string, agentId: string) {
+  for (const scenario of scenarios(agentId)) {
+    const url = `${address}/api/v1/calls?limit=25&${scenario.query}`;
+    const probe = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
+    if (probe.status !== 200) throw new Error(`${scenario.name}: HTTP ${probe.status} ${await probe.text()}`);
+    const { total } = (await probe.json()) as { total: number };
+    await loadApp(url, apiKey, 2); // warm-up
+    const viaApp = await loadApp(url, apiKey, SECONDS);
+    if (viaApp.failed) throw new Error(`${scenario.name}: ${viaApp.failed} failed requests`);
+    const compiled = repo.pageQuery(accountId, scenario.filters, { limit: 25, offset: 0 }).compile();
+    await loadDirect(databaseUrl, compiled.sql, compiled.parameters, 2); // warm-up
+    const direct = await loadDirect(databaseUrl, compiled.sql, compiled.parameters, SECONDS);
+    console.log(
+      `  ${scenario.name} (total ${total.toLocaleString('en')}): app ${viaApp.rps.toFixed(0)} req/s, p50 ${ms(viaApp.p50)}, p99 ${ms(viaApp.p99)}` +
+        ` | baseline ${direct.rps.toFixed(0)} q/s, p50 ${ms(direct.p50)}, p99 ${ms(direct.p99)}` +
+        ` | app/baseline: throughput ${(viaApp.rps / direct.rps).toFixed(2)}, p50 ${(viaApp.p50 / direct.p50).toFixed(2)}, p99 ${(viaApp.p99 / direct.p99).toFixed(2)}`,
+    );
+  }
+}
+
+/** `total` alone: the trigger-kept counts table against a plain count(*) of the same rows, checking they agree. */
+async function compareTotals(repo: CallsRepo, accountId: string, agentId: string) {
+  for (const { name, filters } of scenarios(agentId).slice(0, 3).concat({ name: 'hasRecording=false', filters: { hasRecording: false }, query: '' })) {
+    const counts = await timeIt(200, () => repo.countFromCounts(accountId, filters));
+    const scan = await timeIt(10, () => repo.countByScan(accountId, filters));
+    const [fromCounts, fromScan] = [await repo.countFromCounts(accountId, filters), await repo.countByScan(accountId, filters)];
+    if (fromCounts !== fromScan) throw new Error(`${name}: counts table says ${fromCounts}, count(*) says ${fromScan}`);
+    console.log(
+      `  ${name}: counts table p50 ${ms(counts.p50)} (mean ${ms(counts.mean)}) vs count(*) p50 ${ms(scan.p50)} (mean ${ms(scan.mean)})` +
+        `: ${(scan.p50 / counts.p50).toFixed(0)}x; both say ${fromCounts.toLocaleString('en')}`,
+    );
+  }
+  const { name, filters } = scenarios(agentId)[3]!;
+  const scan = await timeIt(10, () => repo.countByScan(accountId, filters));
+  console.log(`  ${name}: p50 ${ms(scan.p50)} (mean ${ms(scan.mean)})`);
+}
+
+async function main(databaseUrl: string) {
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
+  const infra = await openInfrastructure(config, { redisKeyPrefix: `parley-bench:${Date.now()}:` });
+  const { app } = await buildApp({ config, ...infra, clock: systemClock, logger: false });
+  try {
+    await app.ready();
+    const owner = await signUp(app);
+    const db = infra.database.db;
+    await db.updateTable('accounts').set({ rate_limit_per_minute: 100_000_000 }).where('id', '=', owner.accountId).execute();
+
+    const seeder = new pg.Client({ connectionString: databaseUrl });
+    await seeder.connect();
+    const seedStart = performance.now();
+    try {
+      await seed(seeder, owner.accountId);
+    } finally {
+      await seeder.end();
+    }
+    const size = await sql<{ size: string }>`SELECT pg_size_pretty(pg_total_relation_size('calls')) AS size`.execute(db);
+    console.log(
+      `seeded ${CALLS.toLocaleString('en')} calls (+ ${CONTACTS.toLocaleString('en')} contacts, ${AGENTS} agents) in ${seconds(seedStart)}; ` +
+        `calls with its indexes: ${size.rows[0]!.size}`,
+    );
+
+    const address = await app.listen({ host: '127.0.0.1', port: 0 });
+    const repo = createCallsRepo(db);
+    const firstAgent = await db.selectFrom('agents').select('id').where('account_id', '=', owner.accountId).orderBy('id').executeTakeFirstOrThrow();
+    console.log(`\nGET /api/v1/calls?limit=25, ${CONNECTIONS} connections, ${SECONDS} s each; baseline: the same page SQL through pg`);
+    console.log(`(app pool ${config.databasePoolSize} connections, the DATABASE_POOL_SIZE default; baseline ${CONNECTIONS} clients)`);
+    await compareWithBaseline(address, owner.apiKey, databaseUrl, repo, owner.accountId, firstAgent.id);
+    console.log('\nCost of `total` alone (sequential, one connection):');
+    await compareTotals(repo, owner.accountId, firstAgent.id);
+    const combinations = await sql<{ n: number }>`SELECT count(*) AS n FROM call_counts WHERE account_id = ${owner.accountId}`.execute(db);
+    console.log(`  (call_counts holds ${combinations.rows[0]!.n} rows for this account: the most a counted total sums)`);
+  } finally {
+    await app.close();
+    await infra.close();
+  }
+}
+
+const database = await createBenchDatabase(process.env.DATABASE_URL);
+const startedAt = performance.now();
+try {
+  await main(database.url);
+} finally {
+  await database.drop();
+  console.log(`\nbench database dropped; whole run ${seconds(startedAt)}`);
+}

@@ -1,0 +1,169 @@
+/**
+ * Cold start of the real server on embedded PGlite, against a bare node:http server started the same way.
+ *
+ *   npx tsx bench/cold-start.ts            (RUNS=3 by default)
+ *
+ * Each run spawns `node --import tsx src/main.ts` (role all) on a free port and polls GET /api/health
+ * until the first 200, then waits IDLE_MS and reads the process's resident memory, then sends SIGTERM
+ * and times the exit. "fresh" starts on an empty data directory (initdb, every migration, the job
+ * queue's schema); "existing" restarts on the directory the fresh run left behind. The baseline is this
+ * same file re-run as a bare node:http server (`--bare-server`), with the same loader; a second
+ * reference adds only PGlite to it (`--with-pglite`), to show what the embedded database costs by
+ * itself. Medians are printed, with ratios against the bare baseline.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RUNS = Number(process.env.RUNS ?? 3);
+const IDLE_MS = Number(process.env.IDLE_MS ?? 2000);
+const POLL_MS = 10;
+
+if (process.argv.includes('--bare-server')) {
+  await serveBare(process.argv.includes('--with-pglite'));
+} else {
+  await main();
+}
+
+/**
+ * The baseline: the least a Node HTTP service can be, answering 200 on the same path. With --with-pglite
+ * it first opens PGlite on DATA_DIR and answers after a SELECT 1: the floor for any service embedding it.
+ */
+async function serveBare(withPglite: boolean) {
+  const pglite = withPglite ? new (await import('@electric-sql/pglite')).PGlite(process.env.DATA_DIR) : null;
+  await pglite?.waitReady;
+  const server = createServer((_req, res) => {
+    void (pglite ? pglite.query('SELECT 1') : Promise.resolve()).then(() => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"status":"ok"}');
+    });
+  });
+  server.listen(Number(process.env.PORT), '127.0.0.1');
+  process.on('SIGTERM', () => server.close(() => void (pglite ? pglite.close() : Promise.resolve()).then(() => process.exit(0))));
+}
+
+interface Sample {
+  readyMs: number;
+  rssMb: number;
+  exitMs: number;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function healthy(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get({ host: '127.0.0.1', port, path: '/api/health', agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+    });
+    req.on('error', () => resolve(false));
+  });
+}
+
+function residentMb(pid: number) {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  return Number(line!.replace(/\D+/g, '')) / 1024;
+}
+
+/** Spawns `node --import tsx <args>`, times the first healthy answer, idle RSS, and the exit after SIGTERM. */
+async function measure(args: string[], env: Record<string, string>): Promise<Sample> {
+  const port = await freePort();
+  const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: ROOT,
+    env: { ...inherited, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  while (!(await healthy(port))) {
+    if (exitCode !== undefined) throw new Error(`${args.join(' ')} exited with ${exitCode} before it was healthy`);
+    await sleep(POLL_MS);
+  }
+  const readyMs = performance.now() - started;
+  await sleep(IDLE_MS);
+  const rssMb = residentMb(child.pid!);
+  const stopping = performance.now();
+  child.kill('SIGTERM');
+  const code = await exited;
+  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code} after SIGTERM`);
+  return { readyMs, rssMb, exitMs: performance.now() - stopping };
+}
+
+function median(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function summarize(samples: Sample[]) {
+  return {
+    readyMs: median(samples.map((s) => s.readyMs)),
+    rssMb: median(samples.map((s) => s.rssMb)),
+    exitMs: median(samples.map((s) => s.exitMs)),
+  };
+}
+
+async function main() {
+  const baseline: Sample[] = [];
+  const pgliteFresh: Sample[] = [];
+  const pgliteExisting: Sample[] = [];
+  const fresh: Sample[] = [];
+  const existing: Sample[] = [];
+  const withDataDir = async (use: (dataDir: string) => Promise<void>) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'parley-bench-cold-'));
+    try {
+      await use(dataDir);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  };
+  for (let run = 0; run < RUNS; run++) {
+    baseline.push(await measure(['bench/cold-start.ts', '--bare-server'], {}));
+    await withDataDir(async (dataDir) => {
+      pgliteFresh.push(await measure(['bench/cold-start.ts', '--bare-server', '--with-pglite'], { DATA_DIR: dataDir }));
+      pgliteExisting.push(await measure(['bench/cold-start.ts', '--bare-server', '--with-pglite'], { DATA_DIR: dataDir }));
+    });
+    await withDataDir(async (dataDir) => {
+      fresh.push(await measure(['src/main.ts'], { DATA_DIR: dataDir }));
+      existing.push(await measure(['src/main.ts'], { DATA_DIR: dataDir }));
+    });
+    console.log(`run ${run + 1}/${RUNS} done`);
+  }
+
+  const base = summarize(baseline);
+  const rows = [
+    ['bare node:http (baseline)', base],
+    ['bare node:http + PGlite, fresh data dir', summarize(pgliteFresh)],
+    ['bare node:http + PGlite, existing data dir', summarize(pgliteExisting)],
+    ['parley, PGlite, fresh data dir', summarize(fresh)],
+    ['parley, PGlite, existing data dir', summarize(existing)],
+  ] as const;
+  console.log(`\ncold start, median of ${RUNS} runs (node ${process.version}, loader tsx, idle ${IDLE_MS} ms before reading RSS)\n`);
+  console.log('| process | first 200 on /api/health | × baseline | idle RSS | × baseline | SIGTERM to exit |');
+  console.log('|---|---|---|---|---|---|');
+  for (const [name, s] of rows) {
+    console.log(
+      `| ${name} | ${s.readyMs.toFixed(0)} ms | ${(s.readyMs / base.readyMs).toFixed(2)} | ${s.rssMb.toFixed(1)} MB | ` +
+        `${(s.rssMb / base.rssMb).toFixed(2)} | ${s.exitMs.toFixed(0)} ms |`,
+    );
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The producer side of the job queue (pg-boss, in the same database as everything else).
+ * Every role opens it, so any request can enqueue; only the worker role runs handlers (workers.ts).
+ */
+import PgBoss from 'pg-boss';
+import { sql, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.js';
+import type { Database } from '../db/types.js';
+import { createSqlExecutor, transactionExecutor, type PgBossDb } from './sql-executor.js';
+import { jobRegistry, type JobName, type JobPayload, type JobRegistry } from './registry.js';
+
+/** pg-boss keeps its tables in this schema, beside ours. */
+export const JOBS_SCHEMA = 'pgboss';
+// Any fixed number (apart from the migrations' one): serializes pg-boss installs and upgrades across instances.
+const INSTALL_LOCK_KEY = 7_482_614;
+
+export interface SendOptions {
+  /**
+   * Enqueue inside this transaction, so the queue doubles as an outbox: the job exists if and only if
+   * the write that caused it commits.
+   */
+  trx?: Transaction<Database>;
+  /** A fixed job id: sending the same id twice enqueues once (the second send answers null). */
+  id?: string;
+  /** Run no earlier than this time, or this many seconds from now. */
+  startAfter?: Date | number;
+  priority?: number;
+}
+
+export interface JobQueue {
+  /** Enqueues a job and answers its id, or null when a job with the same `id` already exists. */
+  send<N extends JobName>(name: N, data: JobPayload<N>, options?: SendOptions): Promise<string | null>;
+  /** The pg-boss instance, for reading job state (getJobById, getQueueSize). */
+  readonly boss: PgBoss;
+  close(): Promise<void>;
+}
+
+/** Creates each job's queue if missing, and brings its stored policy up to date. */
+export async function ensureQueues(boss: PgBoss, registry: JobRegistry) {
+  for (const [name, definition] of Object.entries(registry)) {
+    const queue = { name, policy: 'standard' as const, ...definition.policy };
+    await boss.createQueue(name, queue);
+    await boss.updateQueue(name, queue);
+  }
+}
+
+export function connectPgBoss(db: PgBossDb, options: PgBoss.ConstructorOptions): PgBoss {
+  return new PgBoss({ ...options, db: db as PgBoss.Db, schema: JOBS_SCHEMA });
+}
+
+/**
+ * Installs or upgrades pg-boss's schema and creates the registry's queues, under an advisory lock held
+ * on one connection, with pg-boss running on that same connection. pg-boss's own install takes its lock
+ * inside the transaction that creates the schema, and two instances starting at once on a fresh
+ * PostgreSQL can still collide there ("duplicate key ... pg_namespace"); behind our lock the second
+ * finds the schema installed. On PGlite the one connection is held throughout, so nothing interleaves.
+ */
+async function installJobSchema(db: Db, registry: JobRegistry, log: Logger) {
+  await db.connection().execute(async (connection) => {
+    await sql`SELECT pg_advisory_lock(${INSTALL_LOCK_KEY})`.execute(connection);
+    try {
+      const installer = connectPgBoss(createSqlExecutor(connection), { migrate: true, supervise: false, schedule: false });
+      installer.on('error', (error) => log.error({ err: error }, 'job queue install error'));
+      await installer.start();
+      await ensureQueues(installer, registry);
+      await installer.stop({ graceful: false, close: false });
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${INSTALL_LOCK_KEY})`.execute(connection);
+    }
+  });
+}
+
+/**
+ * Prepares the job queue's schema and queues (so `--role migrate` does too), and answers a queue that
+ * can only send: no polling, maintenance or schedules here.
+ */
+export async function openJobQueue(db: Db, options: { log: Logger; registry?: JobRegistry }): Promise<JobQueue> {
+  await installJobSchema(db, options.registry ?? jobRegistry, options.log);
+  const executor = createSqlExecutor(db);
+  const boss = connectPgBoss(executor, { migrate: false, supervise: false, schedule: false });
+  boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
+  await boss.start();
+  return {
+    boss,
+    send(name, data, { trx, id, startAfter, priority } = {}) {
+      return boss.send(name, data as object, {
+        ...(trx ? { db: transactionExecutor(trx) as PgBoss.Db } : {}),
+        ...(id ? { id } : {}),
+        ...(startAfter !== undefined ? { startAfter } : {}),
+        ...(priority !== undefined ? { priority } : {}),
+      });
+    },
+    async close() {
+      await boss.stop({ graceful: false, close: false });
+      await executor.drain();
+    },
+  };
+}

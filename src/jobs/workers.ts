@@ -1,0 +1,93 @@
+/**
+ * The consumer side: in the worker role (`all` or `worker`) each registered job gets pg-boss workers,
+ * its schedule, and queue maintenance (expiry, archiving). Stopping lets running handlers finish.
+ */
+import type PgBoss from 'pg-boss';
+import { Value } from 'typebox/value';
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.js';
+import type { Services } from '../services.js';
+import { createSqlExecutor } from './sql-executor.js';
+import { connectPgBoss, ensureQueues } from './queue.js';
+import { jobRegistry, type JobDefinition, type JobRegistry } from './registry.js';
+
+export interface JobWorkerOptions {
+  db: Db;
+  services: Services;
+  log: Logger;
+  registry?: JobRegistry;
+  /** How often an idle worker looks for new jobs; pg-boss allows 0.5 s at the least. */
+  pollingIntervalSeconds?: number;
+}
+
+export interface JobWorkers {
+  /** Stops taking jobs and waits up to graceMs for running handlers; a job still running then is failed (and retried later). */
+  stop(graceMs: number): Promise<void>;
+}
+
+function describePayloadErrors(definition: JobDefinition, payload: unknown) {
+  return [...Value.Errors(definition.payload, payload)].map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+}
+
+export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWorkers> {
+  const { services, log } = options;
+  const registry: JobRegistry = options.registry ?? jobRegistry;
+  const executor = createSqlExecutor(options.db);
+  const boss = connectPgBoss(executor, { migrate: false, supervise: true, schedule: true });
+  boss.on('error', (error) => log.error({ err: error }, 'job worker error'));
+  await boss.start();
+  await ensureQueues(boss, registry);
+
+  const running = new Set<Promise<unknown>>();
+
+  async function runJob(name: string, definition: JobDefinition, job: PgBoss.Job<unknown>) {
+    const jobLog = log.child({ job: name, jobId: job.id });
+    // A scheduled send carries no data; treat it as an empty payload.
+    const payload = job.data ?? {};
+    let handling: Promise<unknown> | undefined;
+    try {
+      if (!Value.Check(definition.payload, payload)) {
+        throw new Error(`Payload of ${name} does not match its schema: ${describePayloadErrors(definition, payload)}`);
+      }
+      handling = definition.handle(payload, { services, log: jobLog, jobId: job.id });
+      running.add(handling);
+      return await handling;
+    } catch (error) {
+      // pg-boss records the error on the job and retries it per the queue's policy.
+      jobLog.error({ err: error }, 'job failed');
+      throw error;
+    } finally {
+      if (handling) running.delete(handling);
+    }
+  }
+
+  const workOptions = { batchSize: 1, ...(options.pollingIntervalSeconds ? { pollingIntervalSeconds: options.pollingIntervalSeconds } : {}) };
+  for (const [name, definition] of Object.entries(registry)) {
+    for (let i = 0; i < (definition.concurrency ?? 1); i++) {
+      await boss.work<unknown>(name, workOptions, async ([job]) => (job ? runJob(name, definition, job) : undefined));
+    }
+    if (definition.schedule) await boss.schedule(name, definition.schedule, {}, { tz: 'UTC' });
+  }
+  // The registry decides what runs on a schedule: a job dropped from it (or its schedule) stops firing.
+  for (const { name } of await boss.getSchedules()) {
+    if (!registry[name]?.schedule) await boss.unschedule(name);
+  }
+  log.info({ jobs: Object.keys(registry) }, 'job workers started');
+
+  return {
+    async stop(graceMs) {
+      const deadline = Date.now() + graceMs;
+      await boss.stop({ graceful: true, wait: true, timeout: graceMs });
+      // pg-boss stops waiting once its fetch loop is idle; a job fetched just as it stopped may still be running.
+      if (running.size > 0) await settleBefore([...running], deadline);
+      await executor.drain();
+    },
+  };
+}
+
+async function settleBefore(promises: Promise<unknown>[], deadline: number) {
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))));
+  await Promise.race([Promise.allSettled(promises), timeUp]);
+  clearTimeout(timer);
+}

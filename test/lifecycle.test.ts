@@ -1,0 +1,262 @@
+/**
+ * The real server as an operator runs it: `node --import tsx src/main.ts` in a child process,
+ * driven over real HTTP and stopped with real signals.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const usingPostgres = Boolean(process.env.DATABASE_URL);
+
+interface LogLine {
+  msg?: string;
+  [field: string]: unknown;
+}
+
+interface Spawned {
+  child: ChildProcess;
+  lines: LogLine[];
+  stderr(): string;
+  /** Resolves with the first log line (already written or still to come) that matches. */
+  waitForLog(match: (line: LogLine) => boolean): Promise<LogLine>;
+  exited: Promise<number | null>;
+}
+
+/** Starts `src/main.ts` with only the environment given (no DATABASE_URL or REDIS_URL unless passed). */
+function spawnParley(args: string[], env: Record<string, string>): Spawned {
+  const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '10000', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: LogLine[] = [];
+  const waiters: Array<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }> = [];
+  let pending = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const text = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      let line: LogLine;
+      try {
+        line = JSON.parse(text) as LogLine;
+      } catch {
+        line = { msg: text };
+      }
+      lines.push(line);
+      for (const waiter of waiters.filter((w) => w.match(line))) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitForLog(match) {
+      const seen = lines.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        waiters.push({ match, resolve });
+        void exited.then((code) => reject(new Error(`server exited (${code}) before the expected log line; stderr: ${stderr}`)));
+      });
+    },
+  };
+}
+
+async function startServer(args: string[], env: Record<string, string>) {
+  const server = spawnParley(args, env);
+  const started = await server.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('parley started'));
+  return { ...server, started, url: started.url as string | null };
+}
+
+async function stopServer(server: Spawned) {
+  server.child.kill('SIGTERM');
+  const code = await server.exited;
+  assert.equal(code, 0, `exit code after SIGTERM; stderr: ${server.stderr()}`);
+  const messages = server.lines.map((l) => l.msg);
+  assert.ok(messages.includes('shutting down'), 'logs the start of the shutdown');
+  assert.ok(messages.some((m) => m === 'database closed' || m === 'redis and database closed'), 'logs the database closing');
+}
+
+async function json(response: Response) {
+  return (await response.json()) as Record<string, any>;
+}
+
+function cookieFrom(response: Response) {
+  const vsid = response.headers.getSetCookie().find((c) => c.startsWith('vsid='));
+  assert.ok(vsid, 'a vsid cookie is set');
+  return vsid.split(';')[0]!;
+}
+
+/** Sends the headers and half the body now; the caller finishes the body later. */
+function startSlowPost(url: string, payload: object) {
+  const body = Buffer.from(JSON.stringify(payload));
+  const half = Math.floor(body.length / 2);
+  let finish!: () => void;
+  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+    });
+    req.on('error', reject);
+    req.write(body.subarray(0, half));
+    finish = () => req.end(body.subarray(half));
+  });
+  return { response, finish: () => finish() };
+}
+
+async function restartKeepsData(env: Record<string, string>, dataDir: string | null) {
+  const email = `restart-${Date.now()}@example.com`;
+  const password = 'correct horse battery';
+
+  const first = await startServer([], env);
+  assert.equal(first.started.role, 'all');
+  assert.equal(first.started.storage, env.DATABASE_URL ? 'postgres' : 'pglite');
+  assert.equal(first.started.redis, env.REDIS_URL ? 'on' : 'off');
+  const register = await fetch(`${first.url}/api/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  assert.equal(register.status, 200);
+  const { accountId } = await json(register);
+  const created = await fetch(`${first.url}/api/v1/api-keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: cookieFrom(register) },
+    body: JSON.stringify({ name: 'survives restarts' }),
+  });
+  assert.equal(created.status, 200);
+  const { key } = await json(created);
+
+  if (dataDir) {
+    // PGlite lets any number of processes open one directory and corrupt it; the data-dir lock does not.
+    const intruder = spawnParley(['--role', 'migrate'], { DATA_DIR: dataDir });
+    assert.equal(await intruder.exited, 1);
+    assert.match(intruder.stderr(), new RegExp(`in use by process ${first.child.pid}`));
+  }
+  await stopServer(first);
+  if (dataDir) assert.equal(existsSync(join(dataDir, 'parley.pid')), false, 'the data-dir lock is released');
+
+  const second = await startServer([], env);
+  const me = await fetch(`${second.url}/api/v1/auth/me`, { headers: { authorization: `Bearer ${key}` } });
+  assert.equal(me.status, 200, 'the API key still authenticates after the restart');
+  assert.equal((await json(me)).account.id, accountId);
+
+  // A request already in flight when SIGTERM arrives is answered before the process exits.
+  const login = startSlowPost(`${second.url}/api/v1/auth/login`, { email, password });
+  await second.waitForLog((l) => l.msg === 'incoming request' && (l.req as { url?: string })?.url === '/api/v1/auth/login');
+  second.child.kill('SIGTERM');
+  await second.waitForLog((l) => l.msg === 'shutting down');
+  login.finish();
+  const answered = await login.response;
+  assert.equal(answered.status, 200, `login during shutdown: ${answered.body}`);
+  assert.equal((JSON.parse(answered.body) as { accountId: string }).accountId, accountId);
+  assert.equal(await second.exited, 0, second.stderr());
+  const order = second.lines.map((l) => l.msg).filter((m) => m !== undefined);
+  const step = (msg: string) => order.indexOf(msg);
+  assert.ok(step('shutting down') < step('http server closed: in-flight requests finished'));
+  assert.ok(step('job workers stopped') > step('shutting down'));
+  assert.ok(step('job workers stopped') < Math.max(step('database closed'), step('redis and database closed')));
+}
+
+test('on PGlite: an API key and a login survive a SIGTERM and restart; an in-flight request completes', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'parley-lifecycle-'));
+  try {
+    await restartKeepsData({ DATA_DIR: dataDir }, dataDir);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('on PostgreSQL (and Redis): the same restart keeps data', { skip: !usingPostgres && 'DATABASE_URL is not set' }, async () => {
+  const database = await createTestDatabase();
+  try {
+    await restartKeepsData({ DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) }, null);
+  } finally {
+    await database.drop();
+  }
+});
+
+async function migrateTwice(env: Record<string, string>) {
+  const runs: unknown[] = [];
+  for (let i = 0; i < 2; i++) {
+    const run = spawnParley(['--role', 'migrate'], env);
+    const done = await run.waitForLog((l) => l.msg === 'migrations applied');
+    assert.equal(await run.exited, 0, run.stderr());
+    assert.equal(run.lines.some((l) => l.msg?.startsWith('parley started')), false, 'migrate does not serve');
+    runs.push(done.applied);
+  }
+  const [first, second] = runs as string[][];
+  assert.ok(first!.length > 0 && first!.includes('0001_accounts.sql'), 'the first run applies every migration');
+  assert.deepEqual(second, [], 'the second run has nothing left to apply');
+}
+
+test('--role migrate applies migrations and exits 0, and is safe to run twice (PGlite)', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'parley-migrate-'));
+  try {
+    await migrateTwice({ DATA_DIR: dataDir });
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('--role migrate on PostgreSQL, twice', { skip: !usingPostgres && 'DATABASE_URL is not set' }, async () => {
+  const database = await createTestDatabase();
+  try {
+    await migrateTwice({ DATABASE_URL: database.url! });
+  } finally {
+    await database.drop();
+  }
+});
+
+test('--role api and --role worker are refused on PGlite with a clear message', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'parley-roles-'));
+  try {
+    for (const role of ['api', 'worker']) {
+      const run = spawnParley(['--role', role], { DATA_DIR: dataDir });
+      assert.equal(await run.exited, 2);
+      assert.match(run.stderr(), new RegExp(`--role ${role} needs PostgreSQL \\(DATABASE_URL\\)`));
+    }
+    const unknown = spawnParley(['--role', 'everything'], { DATA_DIR: dataDir });
+    assert.equal(await unknown.exited, 2);
+    assert.match(unknown.stderr(), /--role must be one of all, api, worker, migrate/);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('on PostgreSQL: split api and worker processes start, serve their part, and stop cleanly', { skip: !usingPostgres && 'DATABASE_URL is not set' }, async () => {
+  const database = await createTestDatabase();
+  const env = { DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) };
+  try {
+    const worker = await startServer(['--role', 'worker'], env);
+    const api = await startServer(['--role', 'api'], env);
+    assert.equal(worker.url, null, 'the worker has no HTTP listener');
+    assert.ok(worker.lines.some((l) => l.msg === 'job workers started'));
+    assert.equal(api.lines.some((l) => l.msg === 'job workers started'), false, 'the api runs no job workers');
+    const health = await fetch(`${api.url}/api/health`);
+    assert.equal(health.status, 200);
+    assert.equal((await json(health)).storage, 'postgres');
+    await stopServer(api);
+    await stopServer(worker);
+  } finally {
+    await database.drop();
+  }
+});
