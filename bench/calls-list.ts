@@ -4,8 +4,8 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/calls-list.ts
  *
  * Creates a fresh database, seeds it, serves the real app on 127.0.0.1, loads it with autocannon (in a worker
- * thread, so the app keeps the main thread), then runs the endpoint's own page SQL straight through `pg` as the
- * baseline, and prints app/baseline ratios. Separately it times `total`: the trigger-kept counts vs count(*).
+ * thread, so the app keeps the main thread), then replays the endpoint's own SQL straight through `pg` as the
+ * baselines (every statement of a request; and the page SELECT alone), and prints app/baseline ratios. Separately it times `total`: the trigger-kept counts vs count(*).
  * The database is dropped at the end. Env: CALLS (default 1000000), SECONDS per load run (default 10).
  */
 import { randomBytes } from 'node:crypto';
@@ -17,7 +17,11 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { systemClock } from '../src/lib/clock.js';
 import { openInfrastructure } from '../src/runtime.js';
+import { Kysely, PostgresDialect } from 'kysely';
 import { createCallsRepo, type CallFilters, type CallsRepo } from '../src/modules/calls/calls.repo.js';
+import { createApiKeysRepo } from '../src/modules/api-keys/api-keys.repo.js';
+import { sha256Hex } from '../src/lib/crypto.js';
+import type { Database } from '../src/db/types.js';
 import { signUp } from '../test/helpers.js';
 
 const CALLS = Number(process.env.CALLS ?? 1_000_000);
@@ -151,6 +155,59 @@ async function loadDirect(databaseUrl: string, text: string, values: readonly un
   }
 }
 
+interface RecordedQuery {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+/**
+ * Every statement one GET /v1/calls request sends, recorded by running the same repo functions the request runs:
+ * the API-key lookup, then the page and `total` (which the service sends at the same time).
+ */
+async function recordEndpointSql(databaseUrl: string, apiKey: string, accountId: string, filters: CallFilters) {
+  const recorded: RecordedQuery[] = [];
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const recorder = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => void recorded.push({ sql: event.query.sql, parameters: event.query.parameters }),
+  });
+  try {
+    await createApiKeysRepo(recorder).findForAuth(sha256Hex(apiKey));
+    const calls = createCallsRepo(recorder);
+    await calls.listPage(accountId, filters, { limit: 25, offset: 0 });
+    await calls.count(accountId, filters);
+  } finally {
+    await recorder.destroy();
+  }
+  const [lookup, ...rest] = recorded;
+  return { lookup: lookup!, concurrent: rest };
+}
+
+/** The full baseline: one request's statements in the request's order, from CONNECTIONS loops over a pool of `poolSize`. */
+async function loadDirectRequest(databaseUrl: string, statements: Awaited<ReturnType<typeof recordEndpointSql>>, poolSize: number, duration: number): Promise<Measured> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  const latencies: number[] = [];
+  try {
+    const started = performance.now();
+    const deadline = started + duration * 1000;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < deadline) {
+          const t0 = performance.now();
+          await pool.query(statements.lookup.sql, statements.lookup.parameters as unknown[]);
+          await Promise.all(statements.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])));
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  } finally {
+    await pool.end();
+  }
+}
+
 /** Sequential timings of one async operation: median and mean. */
 async function timeIt(runs: number, operation: () => Promise<unknown>) {
   const times: number[] = [];
@@ -174,8 +231,13 @@ function scenarios(agentId: string): { name: string; filters: CallFilters; query
   ];
 }
 
-/** The app under load vs the same page SQL through pg, for each filter; prints one line per scenario. */
-async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: CallsRepo, accountId: string, agentId: string) {
+/**
+ * The app under load against two baselines, for each filter:
+ * - "same SQL": every statement the request sends (key lookup, page, total) through pg with the app's pool size,
+ *   so the ratio is the cost of HTTP, routing, validation and serialization;
+ * - "page only": just the page SELECT from CONNECTIONS dedicated clients, the floor for any list endpoint.
+ */
+async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: CallsRepo, accountId: string, agentId: string, poolSize: number) {
   for (const scenario of scenarios(agentId)) {
     const url = `${address}/api/v1/calls?limit=25&${scenario.query}`;
     const probe = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -184,14 +246,17 @@ async function compareWithBaseline(address: string, apiKey: string, databaseUrl:
     await loadApp(url, apiKey, 2); // warm-up
     const viaApp = await loadApp(url, apiKey, SECONDS);
     if (viaApp.failed) throw new Error(`${scenario.name}: ${viaApp.failed} failed requests`);
+    const statements = await recordEndpointSql(databaseUrl, apiKey, accountId, scenario.filters);
+    await loadDirectRequest(databaseUrl, statements, poolSize, 2); // warm-up
+    const sameSql = await loadDirectRequest(databaseUrl, statements, poolSize, SECONDS);
     const compiled = repo.pageQuery(accountId, scenario.filters, { limit: 25, offset: 0 }).compile();
-    await loadDirect(databaseUrl, compiled.sql, compiled.parameters, 2); // warm-up
-    const direct = await loadDirect(databaseUrl, compiled.sql, compiled.parameters, SECONDS);
-    console.log(
-      `  ${scenario.name} (total ${total.toLocaleString('en')}): app ${viaApp.rps.toFixed(0)} req/s, p50 ${ms(viaApp.p50)}, p99 ${ms(viaApp.p99)}` +
-        ` | baseline ${direct.rps.toFixed(0)} q/s, p50 ${ms(direct.p50)}, p99 ${ms(direct.p99)}` +
-        ` | app/baseline: throughput ${(viaApp.rps / direct.rps).toFixed(2)}, p50 ${(viaApp.p50 / direct.p50).toFixed(2)}, p99 ${(viaApp.p99 / direct.p99).toFixed(2)}`,
-    );
+    const pageOnly = await loadDirect(databaseUrl, compiled.sql, compiled.parameters, SECONDS);
+    const ratio = (base: Measured) =>
+      `throughput ${(viaApp.rps / base.rps).toFixed(2)}, p50 ${(viaApp.p50 / base.p50).toFixed(2)}, p99 ${(viaApp.p99 / base.p99).toFixed(2)}`;
+    console.log(`  ${scenario.name} (total ${total.toLocaleString('en')})`);
+    console.log(`    app:            ${viaApp.rps.toFixed(0)} req/s, p50 ${ms(viaApp.p50)}, p99 ${ms(viaApp.p99)}`);
+    console.log(`    same SQL (pg):  ${sameSql.rps.toFixed(0)} req/s, p50 ${ms(sameSql.p50)}, p99 ${ms(sameSql.p99)}  -> app/baseline ${ratio(sameSql)}`);
+    console.log(`    page only (pg): ${pageOnly.rps.toFixed(0)} q/s, p50 ${ms(pageOnly.p50)}, p99 ${ms(pageOnly.p99)}  -> app/baseline ${ratio(pageOnly)}`);
   }
 }
 
@@ -239,9 +304,8 @@ async function main(databaseUrl: string) {
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     const repo = createCallsRepo(db);
     const firstAgent = await db.selectFrom('agents').select('id').where('account_id', '=', owner.accountId).orderBy('id').executeTakeFirstOrThrow();
-    console.log(`\nGET /api/v1/calls?limit=25, ${CONNECTIONS} connections, ${SECONDS} s each; baseline: the same page SQL through pg`);
-    console.log(`(app pool ${config.databasePoolSize} connections, the DATABASE_POOL_SIZE default; baseline ${CONNECTIONS} clients)`);
-    await compareWithBaseline(address, owner.apiKey, databaseUrl, repo, owner.accountId, firstAgent.id);
+    console.log(`\nGET /api/v1/calls?limit=25, ${CONNECTIONS} connections, ${SECONDS} s each (app pool ${config.databasePoolSize}, the DATABASE_POOL_SIZE default)`);
+    await compareWithBaseline(address, owner.apiKey, databaseUrl, repo, owner.accountId, firstAgent.id, config.databasePoolSize);
     console.log('\nCost of `total` alone (sequential, one connection):');
     await compareTotals(repo, owner.accountId, firstAgent.id);
     const combinations = await sql<{ n: number }>`SELECT count(*) AS n FROM call_counts WHERE account_id = ${owner.accountId}`.execute(db);
