@@ -40,8 +40,8 @@ export function createServices(deps: CoreDeps) {
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock }),
     agents: createAgentsService({ repo: createAgentsRepo(db), clock }),
     calls: createCallsService({ repo: createCallsRepo(db) }),
-    contacts: createContactsService({ db, config, clock }),
-    dnc: createDncService({ db, config, clock }),
+    contacts: createContactsService({ db, config, clock, databaseKind: deps.database.kind }),
+    dnc: createDncService({ db, config, clock, databaseKind: deps.database.kind }),
   };
 }
 

@@ -1,5 +1,115 @@
+import { Readable } from 'node:stream';
+import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
+import { IdParams, PageQuery, responses } from '../../http/schemas.js';
+import { closeIfBodyUnread, csvUpload, registerCsvBodyParser } from '../../lib/csv.js';
 import type { Services } from '../../services.js';
+import {
+  ContactDetail,
+  ContactList,
+  ContactListPage,
+  ContactPage,
+  ContactQuery,
+  CsvBody,
+  ExportQuery,
+  ImportQuery,
+  ImportResult,
+  ListContactsQuery,
+  PatchContactBody,
+} from './contacts.schemas.js';
 
-// Placeholder: the contacts module registers its routes here.
-export function contactsRoutes(_app: App, _services: Services) {}
+const tags = ['contacts'];
+const PageOnly = Type.Object({ ...PageQuery }, { additionalProperties: false });
+const CsvFile = {
+  content: { 'text/csv': { schema: Type.String({ description: 'CSV, one contact per row; cells starting with = + - @ are prefixed with an apostrophe.' }) } },
+};
+
+export function contactsRoutes(app: App, { contacts }: Services) {
+  registerCsvBodyParser(app);
+
+  app.post(
+    '/contact-lists',
+    {
+      schema: {
+        tags,
+        summary: 'Import a CSV file as a new contact list',
+        description:
+          'Streams the file; rows with an invalid phone are skipped and reported (first 100), never failing the import. ' +
+          'A malformed file is a 400 invalid_csv naming the line, and leaves nothing behind. Body limit: CSV_BODY_LIMIT_BYTES (default 50 MB).',
+        querystring: ImportQuery,
+        body: CsvBody,
+        response: responses(ImportResult),
+      },
+    },
+    async (req, reply) => contacts.importList(req.auth, req.query, csvUpload(req)).catch(closeIfBodyUnread(req, reply)),
+  );
+  app.get(
+    '/contact-lists',
+    { schema: { tags, summary: 'List contact lists, newest first', querystring: PageOnly, response: responses(ContactListPage) } },
+    async (req) => contacts.listLists(req.auth, req.query),
+  );
+  app.get(
+    '/contact-lists/:id',
+    { schema: { tags, summary: 'Read a contact list and its import counts', params: IdParams, response: responses(ContactList) } },
+    async (req) => contacts.getList(req.auth, req.params.id),
+  );
+  app.get(
+    '/contact-lists/:id/contacts',
+    {
+      schema: {
+        tags,
+        summary: 'Contacts of a list',
+        params: IdParams,
+        querystring: ListContactsQuery,
+        response: responses(ContactPage),
+      },
+    },
+    async (req) => contacts.listContactsOfList(req.auth, req.params.id, req.query),
+  );
+  app.get(
+    '/contacts',
+    {
+      schema: {
+        tags,
+        summary: 'List contacts, newest first; filter by list, free text, phone and DNC status',
+        querystring: ContactQuery,
+        response: responses(ContactPage),
+      },
+    },
+    async (req) => contacts.listContacts(req.auth, req.query),
+  );
+  app.get(
+    '/contacts/:id',
+    { schema: { tags, summary: 'Read a contact and the lists it is in', params: IdParams, response: responses(ContactDetail) } },
+    async (req) => contacts.getContact(req.auth, req.params.id),
+  );
+  app.patch(
+    '/contacts/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a contact; a new phone is normalized to E.164 and takes its DNC status',
+        params: IdParams,
+        body: PatchContactBody,
+        response: responses(ContactDetail),
+      },
+    },
+    async (req) => contacts.updateContact(req.auth, req.params.id, req.body),
+  );
+  app.get(
+    '/exports/contacts.csv',
+    {
+      schema: {
+        tags,
+        summary: 'Export contacts as CSV (streamed; same filters as GET /v1/contacts)',
+        querystring: ExportQuery,
+        response: { ...responses(Type.String()), 200: CsvFile },
+      },
+    },
+    async (req, reply) => {
+      const csv = await contacts.exportCsv(req.auth, req.query);
+      reply.type('text/csv; charset=utf-8').header('Content-Disposition', 'attachment; filename="contacts.csv"');
+      return reply.send(Readable.from(csv));
+    },
+  );
+}

@@ -1,8 +1,176 @@
 import type { Db } from '../../db/client.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
+import { requireRole, type Auth } from '../../http/auth.js';
+import { AppError, notFound } from '../../http/errors.js';
+import type { Page } from '../../http/pagination.js';
+import type { CsvUpload } from '../../lib/csv.js';
+import { isPhoneCountry, normalizePhone } from '../../lib/phone.js';
+import { canonicalTimeZone } from '../../lib/timezone.js';
+import { createPhonePool, type PhonePool } from '../../lib/phone-pool.js';
+import { importContactList } from './contacts-import.js';
+import { exportContactsCsv } from './contacts-export.js';
+import { createContactsRepo, type ContactChanges, type ContactFilters, type ContactRow } from './contacts.repo.js';
+import type { ContactListsTable, DuplicatePolicy } from './contacts.tables.js';
+import type { DatabaseKind } from './staging.js';
+import type { Selectable } from 'kysely';
 
-// Placeholder: the contacts module builds its service here.
-export function createContactsService(_deps: { db: Db; config: Config; clock: Clock }) {
-  return {};
+export interface ContactFilterInput {
+  listId?: string;
+  q?: string;
+  phone?: string;
+  dnc?: boolean;
 }
+
+export interface ContactPatch {
+  firstName?: string | null;
+  lastName?: string | null;
+  phone?: string;
+  email?: string | null;
+  company?: string | null;
+  timezone?: string | null;
+  attributes?: Record<string, string | null>;
+}
+
+const invalidField = (field: string, message: string) =>
+  new AppError('validation_failed', `Invalid request: ${field} ${message}`, { fields: [{ field, message }] });
+
+const toContact = (row: ContactRow) => ({
+  id: row.id,
+  firstName: row.first_name,
+  lastName: row.last_name,
+  phone: row.phone_e164,
+  email: row.email,
+  company: row.company,
+  timezone: row.timezone,
+  attributes: row.attributes,
+  dnc: row.dnc,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const toContactList = (row: Selectable<ContactListsTable>) => ({
+  id: row.id,
+  name: row.name,
+  defaultCountry: row.default_country.trim(),
+  duplicatePolicy: row.duplicate_policy,
+  counts: {
+    rows: row.row_count,
+    imported: row.imported_count,
+    updated: row.updated_count,
+    duplicates: row.duplicate_count,
+    invalid: row.invalid_count,
+    dnc: row.dnc_count,
+  },
+  createdAt: row.created_at.toISOString(),
+});
+
+const emptyToNull = (value: string | null | undefined) => (value === undefined ? undefined : value?.trim() || null);
+
+export function createContactsService(deps: { db: Db; config: Config; clock: Clock; databaseKind: DatabaseKind; phones?: PhonePool }) {
+  const { db, config, clock, databaseKind } = deps;
+  const repo = createContactsRepo(db);
+  const phones = deps.phones ?? createPhonePool();
+
+  async function phoneFilter(auth: Auth, phone: string, field: string) {
+    const normalized = normalizePhone(phone, await repo.defaultCountry(auth.accountId));
+    if ('error' in normalized) throw invalidField(field, `is not a valid phone number (${normalized.message})`);
+    return normalized.e164;
+  }
+
+  async function filtersOf(auth: Auth, input: ContactFilterInput): Promise<ContactFilters> {
+    const filters: ContactFilters = { listId: input.listId, q: input.q, dnc: input.dnc };
+    if (input.phone !== undefined) filters.phoneE164 = await phoneFilter(auth, input.phone, 'querystring/phone');
+    return filters;
+  }
+
+  async function contactChanges(auth: Auth, id: string, patch: ContactPatch): Promise<ContactChanges> {
+    const changes: ContactChanges = {
+      first_name: emptyToNull(patch.firstName),
+      last_name: emptyToNull(patch.lastName),
+      email: emptyToNull(patch.email)?.toLowerCase(),
+      company: emptyToNull(patch.company),
+      attributes: patch.attributes,
+    };
+    if (patch.timezone !== undefined) {
+      changes.timezone = patch.timezone === null ? null : canonicalTimeZone(patch.timezone.trim());
+      if (changes.timezone === null && patch.timezone !== null) throw invalidField('body/timezone', 'is not an IANA time zone (e.g. America/New_York)');
+    }
+    if (patch.phone !== undefined) {
+      const phone = await phoneFilter(auth, patch.phone, 'body/phone');
+      const holder = await repo.findByPhone(auth.accountId, phone);
+      if (holder && holder.id !== id) {
+        throw new AppError('conflict', `Another contact already has the number ${phone}`, { contactId: holder.id, phone });
+      }
+      changes.phone_e164 = phone;
+    }
+    return changes;
+  }
+
+  return {
+    async importList(auth: Auth, query: { name: string; defaultCountry?: string; duplicatePolicy: DuplicatePolicy }, upload: CsvUpload) {
+      requireRole(auth, 'member');
+      const defaultCountry = query.defaultCountry?.toUpperCase() ?? (await repo.defaultCountry(auth.accountId));
+      if (!isPhoneCountry(defaultCountry)) throw invalidField('querystring/defaultCountry', `"${defaultCountry}" is not a country with phone numbers`);
+      return importContactList({ db, databaseKind, phones }, upload, {
+        accountId: auth.accountId,
+        name: query.name.trim() || query.name,
+        defaultCountry,
+        duplicatePolicy: query.duplicatePolicy,
+        limitBytes: config.csvBodyLimitBytes,
+        now: clock.now(),
+      });
+    },
+
+    async listLists(auth: Auth, page: Page) {
+      const { items, total } = await repo.listLists(auth.accountId, page);
+      return { contactLists: items.map(toContactList), total, ...page };
+    },
+
+    async getList(auth: Auth, id: string) {
+      const row = await repo.findList(auth.accountId, id);
+      if (!row) throw notFound('Contact list');
+      return toContactList(row);
+    },
+
+    async listContacts(auth: Auth, input: ContactFilterInput & Page) {
+      const { limit, offset, ...filterInput } = input;
+      const { items, total } = await repo.listContacts(auth.accountId, await filtersOf(auth, filterInput), { limit, offset });
+      return { contacts: items.map(toContact), total, limit, offset };
+    },
+
+    async listContactsOfList(auth: Auth, listId: string, input: ContactFilterInput & Page) {
+      if (!(await repo.findList(auth.accountId, listId))) throw notFound('Contact list');
+      return this.listContacts(auth, { ...input, listId });
+    },
+
+    async getContact(auth: Auth, id: string) {
+      const row = await repo.findContact(auth.accountId, id);
+      if (!row) throw notFound('Contact');
+      return { ...toContact(row), lists: await repo.listsOfContact(auth.accountId, id) };
+    },
+
+    async updateContact(auth: Auth, id: string, patch: ContactPatch) {
+      requireRole(auth, 'member');
+      if (!(await repo.findContact(auth.accountId, id))) throw notFound('Contact');
+      const changes = await contactChanges(auth, id, patch);
+      const row = await repo.update(auth.accountId, id, changes, clock.now()).catch((error: unknown) => {
+        if ((error as { code?: string }).code === '23505') {
+          throw new AppError('conflict', `Another contact already has the number ${changes.phone_e164}`, { phone: changes.phone_e164 });
+        }
+        throw error;
+      });
+      if (!row) throw notFound('Contact');
+      return { ...toContact(row), lists: await repo.listsOfContact(auth.accountId, id) };
+    },
+
+    /** The CSV text of the export, produced batch by batch as the client reads it. */
+    async exportCsv(auth: Auth, input: ContactFilterInput) {
+      const filters = await filtersOf(auth, input);
+      if (filters.listId && !(await repo.findList(auth.accountId, filters.listId))) throw notFound('Contact list');
+      return exportContactsCsv(repo, auth.accountId, filters);
+    },
+  };
+}
+
+export type ContactsService = ReturnType<typeof createContactsService>;

@@ -1,0 +1,128 @@
+import { Type } from 'typebox';
+import { DateTime, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
+
+const Country = Type.String({
+  pattern: '^[A-Za-z]{2}$',
+  description: 'ISO 3166-1 alpha-2 country for numbers written without a country code, e.g. US, GB, DE.',
+});
+
+export const ImportQuery = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'Name of the new list.' }),
+    defaultCountry: Type.Optional(Country),
+    duplicatePolicy: Type.Union([Type.Literal('skip'), Type.Literal('update')], {
+      default: 'skip',
+      description:
+        'A number already in the account, or repeated in the file: "skip" keeps the contact as it is ' +
+        '(it still joins the list); "update" overwrites its fields with the non-empty imported values.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const CsvBody = {
+  content: {
+    'text/csv': {
+      schema: Type.Unknown({
+        description:
+          'A CSV file with a header row (UTF-8 with or without BOM, or UTF-16; "," ";" tab or "|" delimited). ' +
+          'Headers are matched loosely: phone / Phone Number / mobile, first_name / First Name, email, company, timezone. ' +
+          'Other columns are kept as attributes.',
+      }),
+    },
+  },
+};
+
+export const ImportCounts = Type.Object({
+  rows: Type.Integer({ description: 'Data rows in the file (blank rows are not counted).' }),
+  imported: Type.Integer({ description: 'New contacts created.' }),
+  updated: Type.Integer({ description: 'Existing contacts updated (policy "update").' }),
+  duplicates: Type.Integer({ description: 'Rows repeating a number earlier in the file, plus, with "skip", numbers already in the account.' }),
+  invalid: Type.Integer({ description: 'Rows without a valid phone number.' }),
+  dnc: Type.Integer({ description: 'Contacts of the list on the do-not-call list (flagged, never dialed).' }),
+});
+
+export const RowError = Type.Object({
+  row: Type.Integer({ description: 'Row in the file, counting the header as row 1.' }),
+  phone: Type.String({ description: 'The phone cell as written.' }),
+  reason: Type.String({ description: 'missing, not_a_number, invalid_country, too_short, too_long, invalid_length or invalid_number.' }),
+  message: Type.String(),
+});
+
+export const ImportResult = Type.Object({
+  listId: Uuid,
+  counts: ImportCounts,
+  errors: Type.Array(RowError, { description: 'The first 100 invalid rows.' }),
+});
+
+export const ContactList = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  defaultCountry: Type.String(),
+  duplicatePolicy: Type.Union([Type.Literal('skip'), Type.Literal('update')]),
+  counts: ImportCounts,
+  createdAt: DateTime,
+});
+
+export const ContactListPage = Type.Object({ contactLists: Type.Array(ContactList), ...PageFields });
+
+export const Attributes = Type.Record(Type.String(), Type.String(), {
+  description: 'Columns of the imported file that have no field of their own, by header.',
+});
+
+export const Contact = Type.Object({
+  id: Uuid,
+  firstName: Nullable(Type.String()),
+  lastName: Nullable(Type.String()),
+  phone: Type.String({ description: 'E.164, e.g. +14155550123.' }),
+  email: Nullable(Type.String()),
+  company: Nullable(Type.String()),
+  timezone: Nullable(Type.String({ description: 'IANA time zone, e.g. America/New_York.' })),
+  attributes: Attributes,
+  dnc: Type.Boolean({ description: 'The number is on the do-not-call list: no campaign dials it.' }),
+  createdAt: DateTime,
+  updatedAt: DateTime,
+});
+
+export const ContactDetail = Type.Object({
+  ...Contact.properties,
+  lists: Type.Array(Type.Object({ id: Uuid, name: Type.String() })),
+});
+
+export const ContactPage = Type.Object({ contacts: Type.Array(Contact), ...PageFields });
+
+/** Filters shared by GET /v1/contacts, GET /v1/contact-lists/{id}/contacts and the CSV export. */
+export const ContactFilterFields = {
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Free text over name, email and phone.' })),
+  phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'One number, in any common format.' })),
+  dnc: Type.Optional(Type.Boolean({ description: 'true: only numbers on the do-not-call list; false: only the others.' })),
+};
+
+export const ContactQuery = Type.Object(
+  { listId: Type.Optional(Uuid), ...ContactFilterFields, ...PageQuery },
+  { additionalProperties: false },
+);
+
+export const ListContactsQuery = Type.Object({ ...ContactFilterFields, ...PageQuery }, { additionalProperties: false });
+
+export const ExportQuery = Type.Object({ listId: Type.Optional(Uuid), ...ContactFilterFields }, { additionalProperties: false });
+
+const Text = (maxLength: number) => Nullable(Type.String({ maxLength }));
+
+export const PatchContactBody = Type.Object(
+  {
+    firstName: Type.Optional(Text(200)),
+    lastName: Type.Optional(Text(200)),
+    phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Any common format; stored in E.164.' })),
+    email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
+    company: Type.Optional(Text(200)),
+    timezone: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone.' }))),
+    attributes: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Nullable(Type.String({ maxLength: 2000 })), {
+        maxProperties: 200,
+        description: 'Merged into the attributes: a string sets a key, null removes it.',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
