@@ -269,7 +269,7 @@ export async function importContactList(deps: ImportDeps, upload: CsvUpload, req
     try {
       await sql`
         CREATE TEMP TABLE ${sql.table(staging)} (
-          row_no integer NOT NULL, id uuid NOT NULL, phone_e164 text NOT NULL, first_name text, last_name text,
+          row_no integer NOT NULL, id uuid NOT NULL, phone_e164 text COLLATE "C" NOT NULL, first_name text, last_name text,
           email text, company text, timezone text, attributes jsonb
         )`.execute(session);
       const staged = await stageFile(session, staging, upload, request, phones).catch(csvReadError);

@@ -215,3 +215,29 @@ test('contacts need authentication', async () => {
     assert.equal(response.statusCode, 401, url);
   }
 });
+
+test('deleting an account removes its contacts, lists, memberships and DNC entries, and nothing else', async () => {
+  const alice = await signUp(t.app);
+  const bob = await signUp(t.app);
+  await importCsv(alice, LEADS);
+  await importCsv(bob, LEADS);
+  for (const user of [alice, bob]) {
+    const added = await t.app.inject({ method: 'POST', url: '/api/v1/dnc', headers: user.headers, payload: { phone: '+16465553890' } });
+    assert.equal(added.statusCode, 200, added.body);
+  }
+  const { db } = t.infra.database;
+  const left = async (accountId: string) => {
+    const counts: Record<string, number> = {};
+    for (const table of ['contacts', 'contact_lists', 'contact_list_members', 'dnc_entries'] as const) {
+      const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      counts[table] = Number(row.n);
+    }
+    return counts;
+  };
+  const bobBefore = await left(bob.accountId);
+
+  await db.deleteFrom('accounts').where('id', '=', alice.accountId).execute();
+  assert.deepEqual(await left(alice.accountId), { contacts: 0, contact_lists: 0, contact_list_members: 0, dnc_entries: 0 });
+  assert.deepEqual(await left(bob.accountId), bobBefore);
+  assert.equal(bobBefore.contacts, 3);
+});

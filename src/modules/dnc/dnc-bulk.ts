@@ -117,7 +117,7 @@ export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInp
   const unique = tempTableName('dnc_import_unique');
   return withSession(db, kind, async (session) => {
     try {
-      await sql`CREATE TEMP TABLE ${sql.table(staging)} (row_no integer NOT NULL, phone_e164 text NOT NULL, reason text)`.execute(session);
+      await sql`CREATE TEMP TABLE ${sql.table(staging)} (row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, reason text)`.execute(session);
       const items = 'upload' in input ? csvItems(input.upload, context) : jsonItems(input.items);
       const staged = await stageItems(session, staging, items, context).catch(csvReadError);
       await sql`
