@@ -9,6 +9,7 @@ import { resolveAuth, type Auth } from './http/auth.js';
 import { AppError } from './http/errors.js';
 import { enforceRateLimit } from './http/rate-limit.js';
 import { createValidatorCompiler } from './http/validation.js';
+import { registerCsvBodyParser } from './lib/csv.js';
 import { openApiOptions, registerSharedSchemas } from './http/openapi.js';
 import type { App } from './http/types.js';
 import { createServices, type CoreDeps, type Services } from './services.js';
@@ -56,6 +57,9 @@ export async function buildApp(options: BuildAppOptions) {
   const services = createServices(options);
 
   installErrorHandling(app);
+  // Bodies are JSON, or CSV on the routes that say so; plain text is not a format any route takes.
+  app.removeContentTypeParser('text/plain');
+  registerCsvBodyParser(app);
   registerSharedSchemas(app);
   await app.register(cookie);
   await app.register(swagger, openApiOptions);

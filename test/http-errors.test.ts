@@ -62,6 +62,21 @@ test('a wrong content type is 415 and writes nothing', async () => {
   assert.equal(await countKeys(), before);
 });
 
+test('CSV or plain text sent to a JSON endpoint is 415, not a validation error', async () => {
+  const before = await countKeys();
+  for (const contentType of ['text/csv', 'text/plain']) {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: { ...user.headers, 'content-type': contentType },
+      payload: 'name\nx\n',
+    });
+    assert.equal(response.statusCode, 415, contentType);
+    assert.equal(errorBody(response).error, 'unsupported_media_type');
+  }
+  assert.equal(await countKeys(), before);
+});
+
 test('an oversized body is 413 and writes nothing', async () => {
   const before = await countKeys();
   const response = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: user.headers, payload: { name: 'x'.repeat(5000) } });

@@ -12,10 +12,23 @@ import { AppError } from '../http/errors.js';
 /** Content types accepted for a CSV body. Excel on Windows labels .csv files as application/vnd.ms-excel. */
 export const CSV_MEDIA_TYPES = ['text/csv', 'application/csv', 'application/vnd.ms-excel'];
 
-/** Hands CSV bodies to the handler as the raw request stream: the handler parses them as they arrive. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes a CSV body (streamed to the handler); elsewhere a CSV body is a 415. */
+    csvBody?: boolean;
+  }
+}
+
+/**
+ * Hands CSV bodies to the routes that declare `config: { csvBody: true }` as the raw request stream, so the handler
+ * parses them as they arrive. Any other route answers 415, as for any type it does not take.
+ */
 export function registerCsvBodyParser(app: FastifyInstance) {
   for (const type of CSV_MEDIA_TYPES) {
-    if (!app.hasContentTypeParser(type)) app.addContentTypeParser(type, (_req, payload, done) => done(null, payload));
+    app.addContentTypeParser(type, (request, payload, done) => {
+      if (request.routeOptions.config?.csvBody === true) return done(null, payload);
+      done(new AppError('unsupported_media_type', 'This endpoint takes JSON: send Content-Type: application/json'), undefined);
+    });
   }
 }
 

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
 import { IdParams, PageQuery, responses } from '../../http/schemas.js';
-import { closeIfBodyUnread, csvUpload, registerCsvBodyParser } from '../../lib/csv.js';
+import { closeIfBodyUnread, csvUpload } from '../../lib/csv.js';
 import type { Services } from '../../services.js';
 import {
   ContactDetail,
@@ -25,11 +25,10 @@ const CsvFile = {
 };
 
 export function contactsRoutes(app: App, { contacts }: Services) {
-  registerCsvBodyParser(app);
-
   app.post(
     '/contact-lists',
     {
+      config: { csvBody: true },
       schema: {
         tags,
         summary: 'Import a CSV file as a new contact list',

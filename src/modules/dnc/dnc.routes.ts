@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.js';
 import { AppError } from '../../http/errors.js';
 import { responses } from '../../http/schemas.js';
-import { closeIfBodyUnread, CSV_MEDIA_TYPES, csvUpload, hasCsvBody, registerCsvBodyParser } from '../../lib/csv.js';
+import { closeIfBodyUnread, CSV_MEDIA_TYPES, csvUpload, hasCsvBody } from '../../lib/csv.js';
 import type { DncBulkInput } from './dnc-bulk.js';
 import type { Services } from '../../services.js';
 import { AddDncBody, BulkDncBody, BulkDncResult, DeletedDncBody, DncEntry, DncPage, DncPhoneParams, DncQuery } from './dnc.schemas.js';
@@ -19,8 +19,6 @@ function bulkInput(req: FastifyRequest): DncBulkInput {
 }
 
 export function dncRoutes(app: App, { dnc }: Services) {
-  registerCsvBodyParser(app);
-
   app.post(
     '/dnc',
     {
@@ -41,6 +39,7 @@ export function dncRoutes(app: App, { dnc }: Services) {
   app.post(
     '/dnc/bulk',
     {
+      config: { csvBody: true },
       schema: {
         tags,
         summary: 'Add many numbers: a JSON array, or a CSV body (all or nothing)',
