@@ -7,6 +7,7 @@ import { openDatabase, type DatabaseHandle } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { openJobQueue, type JobQueue } from './jobs/queue.js';
 import { createMemoryCounterStore, createRedisCounterStore, type CounterStore } from './lib/counter-store.js';
+import { createLocalBus, createRedisBus, type InvalidationBus } from './lib/invalidation-bus.js';
 
 export interface Storage {
   database: DatabaseHandle;
@@ -19,6 +20,7 @@ export interface Storage {
 export interface Infrastructure extends Storage {
   redis: Redis | null;
   counters: CounterStore;
+  bus: InvalidationBus;
 }
 
 export interface InfrastructureOptions {
@@ -68,11 +70,16 @@ export async function openInfrastructure(config: Config, options: Infrastructure
   const storage = await openStorage(config, options);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
   const counters = redis ? createRedisCounterStore(redis, options.redisKeyPrefix) : createMemoryCounterStore();
+  const bus = redis
+    ? await createRedisBus(redis, options.redisKeyPrefix ?? 'parley:')
+    : createLocalBus({ singleProcess: !config.databaseUrl });
   return {
     ...storage,
     redis,
     counters,
+    bus,
     async close() {
+      await bus.close();
       await counters.close();
       // The database closes last; PGlite flushes to disk then.
       await storage.close();

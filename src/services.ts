@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Clock } from './lib/clock.js';
 import type { CounterStore } from './lib/counter-store.js';
+import type { InvalidationBus } from './lib/invalidation-bus.js';
 import type { JobQueue } from './jobs/queue.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
@@ -22,6 +23,8 @@ export interface CoreDeps {
   database: DatabaseHandle;
   redis: Redis | null;
   counters: CounterStore;
+  /** Cache invalidation across instances (Redis pub/sub, or in-process). */
+  bus: InvalidationBus;
   /** Enqueue background work; pass { trx } to enqueue inside a transaction (outbox). */
   jobs: JobQueue;
   clock: Clock;
@@ -37,7 +40,7 @@ export function createServices(deps: CoreDeps) {
     jobs: deps.jobs,
     system: createSystemService({ db, redis, config, clock, databaseKind: deps.database.kind }),
     auth: createAuthService({ db, repo: createAuthRepo(db), clock, config, counters }),
-    apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock }),
+    apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock, bus: deps.bus }),
     agents: createAgentsService({ repo: createAgentsRepo(db), clock }),
     calls: createCallsService({ repo: createCallsRepo(db) }),
     contacts: createContactsService({ db, config, clock, databaseKind: deps.database.kind }),

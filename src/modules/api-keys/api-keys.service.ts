@@ -3,11 +3,19 @@ import { newId } from '../../lib/ids.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { notFound, AppError } from '../../http/errors.js';
 import { requireRole, type Auth } from '../../http/auth.js';
+import type { InvalidationBus } from '../../lib/invalidation-bus.js';
 import type { ApiKeysRepo } from './api-keys.repo.js';
 import { displayPrefix, generateApiKey, isWellFormedApiKey } from './api-key-format.js';
 
 // lastUsedAt is advisory: write it at most once a minute per key, not on every request.
 const TOUCH_EVERY_MS = 60_000;
+// A resolved key is reused for a few seconds, saving a query per request. A deletion evicts it everywhere at
+// once through the bus; the TTL only bounds staleness if a bus message is ever lost.
+const CACHE_TTL_MS = 10_000;
+const CACHE_MAX_KEYS = 10_000;
+/** Bus topics: an API key was deleted (id), or an account's status or limits changed (account id). */
+export const API_KEY_REVOKED = 'api-key.revoked';
+export const ACCOUNT_CHANGED = 'account.changed';
 
 type KeyRow = Awaited<ReturnType<ApiKeysRepo['list']>>[number];
 
@@ -19,9 +27,47 @@ const toApiKey = (row: KeyRow) => ({
   lastUsedAt: row.last_used_at?.toISOString() ?? null,
 });
 
-export function createApiKeysService(deps: { repo: ApiKeysRepo; clock: Clock }) {
-  const { repo, clock } = deps;
+/**
+ * Resolved keys by key hash. Only used when the bus reaches every instance; a generation counter keeps a lookup
+ * that raced with an invalidation from caching what was just invalidated.
+ */
+function createKeyCache(bus: InvalidationBus, now: () => number) {
+  const entries = new Map<string, { auth: Auth; until: number }>();
+  let generation = 0;
+  const evict = (matches: (auth: Auth) => boolean) => {
+    generation++;
+    for (const [hash, entry] of entries) if (matches(entry.auth)) entries.delete(hash);
+  };
+  bus.subscribe(API_KEY_REVOKED, (id) => evict((auth) => auth.apiKeyId === id));
+  bus.subscribe(ACCOUNT_CHANGED, (accountId) => evict((auth) => auth.accountId === accountId));
+  return {
+    enabled: bus.reachesAllInstances,
+    generation: () => generation,
+    get(hash: string): Auth | null {
+      const entry = entries.get(hash);
+      if (!entry || entry.until <= now()) return null;
+      return entry.auth;
+    },
+    set(hash: string, auth: Auth, lookupGeneration: number) {
+      if (!this.enabled || lookupGeneration !== generation) return;
+      if (entries.size >= CACHE_MAX_KEYS) entries.delete(entries.keys().next().value!);
+      entries.set(hash, { auth, until: now() + CACHE_TTL_MS });
+    },
+  };
+}
+
+export function createApiKeysService(deps: { repo: ApiKeysRepo; clock: Clock; bus: InvalidationBus }) {
+  const { repo, clock, bus } = deps;
   const lastTouched = new Map<string, number>();
+  const cache = createKeyCache(bus, () => clock.now().getTime());
+
+  /** lastUsedAt, written at most once a minute per key. */
+  async function touch(auth: Auth) {
+    const now = clock.now().getTime();
+    if (now - (lastTouched.get(auth.apiKeyId!) ?? 0) <= TOUCH_EVERY_MS) return;
+    lastTouched.set(auth.apiKeyId!, now);
+    await repo.touch(auth.accountId, auth.apiKeyId!, new Date(now));
+  }
 
   return {
     /** Creates a key. The plaintext is in this answer only; the database keeps its SHA-256. */
@@ -46,21 +92,24 @@ export function createApiKeysService(deps: { repo: ApiKeysRepo; clock: Clock }) 
       requireRole(auth, 'admin');
       if (!(await repo.delete(auth.accountId, id))) throw notFound('API key');
       lastTouched.delete(id);
+      await bus.publish(API_KEY_REVOKED, id);
       return { id, deleted: true as const };
     },
 
-    /** Resolves a bearer token; a deleted key is gone from the table, so it fails on the very next request. */
+    /** Resolves a bearer token; a deleted key is evicted on every instance, so it fails on the very next request. */
     async authenticate(token: string): Promise<Auth | null> {
       if (!isWellFormedApiKey(token)) return null;
-      const row = await repo.findForAuth(sha256Hex(token));
+      const hash = sha256Hex(token);
+      const cached = cache.get(hash);
+      if (cached) {
+        await touch(cached);
+        return cached;
+      }
+      const lookupGeneration = cache.generation();
+      const row = await repo.findForAuth(hash);
       if (!row) return null;
       if (row.status === 'suspended') throw new AppError('forbidden', 'This account is suspended');
-      const now = clock.now().getTime();
-      if (now - (lastTouched.get(row.id) ?? 0) > TOUCH_EVERY_MS) {
-        lastTouched.set(row.id, now);
-        await repo.touch(row.account_id, row.id, new Date(now));
-      }
-      return {
+      const auth: Auth = {
         accountId: row.account_id,
         apiKeyId: row.id,
         role: 'admin',
@@ -68,6 +117,9 @@ export function createApiKeysService(deps: { repo: ApiKeysRepo; clock: Clock }) 
         scheme: 'api_key',
         rateLimitPerMinute: row.rate_limit_per_minute,
       };
+      cache.set(hash, auth, lookupGeneration);
+      await touch(auth);
+      return auth;
     },
   };
 }

@@ -83,3 +83,27 @@ test('bad input is a validation error and writes nothing', async () => {
   const list = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: owner.headers });
   assert.equal(list.json().apiKeys.length, 1);
 });
+
+test('a key deleted on one instance is refused at once by another that had just used it', { skip: !process.env.DATABASE_URL && 'two instances need PostgreSQL' }, async () => {
+  const prefix = `parley-test:bus:${Date.now()}:`;
+  const first = await buildTestApp({ redisKeyPrefix: prefix });
+  const second = await buildTestApp({ redisKeyPrefix: prefix, database: first.database });
+  try {
+    const owner = await signUp(first.app);
+    const get = (app: TestApp['app']) => app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: owner.headers });
+    assert.equal((await get(second.app)).statusCode, 200);
+    assert.equal((await get(second.app)).statusCode, 200, 'served again, from the cache where there is one');
+    const deleted = await first.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${owner.apiKeyId}`, headers: { cookie: owner.cookie } });
+    assert.equal(deleted.statusCode, 200);
+    // Redis pub/sub delivers asynchronously; allow it a moment, never more than a second.
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 401; i++) {
+      status = (await get(second.app)).statusCode;
+      if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(status, 401);
+  } finally {
+    await second.close();
+    await first.close();
+  }
+});
