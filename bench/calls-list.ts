@@ -161,10 +161,11 @@ interface RecordedQuery {
 }
 
 /**
- * Every statement one GET /v1/calls request sends, recorded by running the same repo functions the request runs:
- * the API-key lookup, then the page and `total` (which the service sends at the same time).
+ * Every statement one GET /v1/calls request sends in steady state, recorded by running the same repo functions
+ * the request runs: the API-key lookup (unless the app caches resolved keys, as it does with Redis or PGlite),
+ * then the page and `total` (which the service sends at the same time).
  */
-async function recordEndpointSql(databaseUrl: string, apiKey: string, accountId: string, filters: CallFilters) {
+async function recordEndpointSql(databaseUrl: string, apiKey: string, accountId: string, filters: CallFilters, keyLookupPerRequest: boolean) {
   const recorded: RecordedQuery[] = [];
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const recorder = new Kysely<Database>({
@@ -180,7 +181,7 @@ async function recordEndpointSql(databaseUrl: string, apiKey: string, accountId:
     await recorder.destroy();
   }
   const [lookup, ...rest] = recorded;
-  return { lookup: lookup!, concurrent: rest };
+  return { lookup: keyLookupPerRequest ? lookup! : null, concurrent: rest };
 }
 
 /** The full baseline: one request's statements in the request's order, from CONNECTIONS loops over a pool of `poolSize`. */
@@ -194,7 +195,7 @@ async function loadDirectRequest(databaseUrl: string, statements: Awaited<Return
       Array.from({ length: CONNECTIONS }, async () => {
         while (performance.now() < deadline) {
           const t0 = performance.now();
-          await pool.query(statements.lookup.sql, statements.lookup.parameters as unknown[]);
+          if (statements.lookup) await pool.query(statements.lookup.sql, statements.lookup.parameters as unknown[]);
           await Promise.all(statements.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])));
           latencies.push(performance.now() - t0);
         }
@@ -233,11 +234,12 @@ function scenarios(agentId: string): { name: string; filters: CallFilters; query
 
 /**
  * The app under load against two baselines, for each filter:
- * - "same SQL": every statement the request sends (key lookup, page, total) through pg with the app's pool size,
+ * - "same SQL": every statement the request sends (page and total; plus the key lookup when keys are not cached)
+ *   through pg with the app's pool size,
  *   so the ratio is the cost of HTTP, routing, validation and serialization;
  * - "page only": just the page SELECT from CONNECTIONS dedicated clients, the floor for any list endpoint.
  */
-async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: CallsRepo, accountId: string, agentId: string, poolSize: number) {
+async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: CallsRepo, accountId: string, agentId: string, poolSize: number, keyLookupPerRequest: boolean) {
   for (const scenario of scenarios(agentId)) {
     const url = `${address}/api/v1/calls?limit=25&${scenario.query}`;
     const probe = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -246,7 +248,7 @@ async function compareWithBaseline(address: string, apiKey: string, databaseUrl:
     await loadApp(url, apiKey, 2); // warm-up
     const viaApp = await loadApp(url, apiKey, SECONDS);
     if (viaApp.failed) throw new Error(`${scenario.name}: ${viaApp.failed} failed requests`);
-    const statements = await recordEndpointSql(databaseUrl, apiKey, accountId, scenario.filters);
+    const statements = await recordEndpointSql(databaseUrl, apiKey, accountId, scenario.filters, keyLookupPerRequest);
     await loadDirectRequest(databaseUrl, statements, poolSize, 2); // warm-up
     const sameSql = await loadDirectRequest(databaseUrl, statements, poolSize, SECONDS);
     const compiled = repo.pageQuery(accountId, scenario.filters, { limit: 25, offset: 0 }).compile();
@@ -305,7 +307,9 @@ async function main(databaseUrl: string) {
     const repo = createCallsRepo(db);
     const firstAgent = await db.selectFrom('agents').select('id').where('account_id', '=', owner.accountId).orderBy('id').executeTakeFirstOrThrow();
     console.log(`\nGET /api/v1/calls?limit=25, ${CONNECTIONS} connections, ${SECONDS} s each (app pool ${config.databasePoolSize}, the DATABASE_POOL_SIZE default)`);
-    await compareWithBaseline(address, owner.apiKey, databaseUrl, repo, owner.accountId, firstAgent.id, config.databasePoolSize);
+    const keyLookupPerRequest = !infra.bus.reachesAllInstances;
+    console.log(`API keys ${keyLookupPerRequest ? 'looked up on every request (no Redis)' : 'cached between requests (Redis pub/sub invalidation)'}`);
+    await compareWithBaseline(address, owner.apiKey, databaseUrl, repo, owner.accountId, firstAgent.id, config.databasePoolSize, keyLookupPerRequest);
     console.log('\nCost of `total` alone (sequential, one connection):');
     await compareTotals(repo, owner.accountId, firstAgent.id);
     const combinations = await sql<{ n: number }>`SELECT count(*) AS n FROM call_counts WHERE account_id = ${owner.accountId}`.execute(db);
