@@ -9,6 +9,8 @@
  * The database is dropped at the end. Env: CALLS (default 1000000), SECONDS per load run (default 10).
  */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -209,6 +211,28 @@ async function loadDirectRequest(databaseUrl: string, statements: Awaited<Return
   }
 }
 
+/**
+ * A bare node:http server that sends the same statements through pg (same pool size) and answers the rows as
+ * JSON: the floor for serving this SQL over HTTP on this machine, with the load generator taking the same CPU.
+ */
+async function startBareHttp(databaseUrl: string, statements: Awaited<ReturnType<typeof recordEndpointSql>>, poolSize: number) {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  const server = createServer(async (_req, res) => {
+    if (statements.lookup) await pool.query(statements.lookup.sql, statements.lookup.parameters as unknown[]);
+    const [page, total] = await Promise.all(statements.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ calls: page!.rows, total: total?.rows[0], limit: 25, offset: 0 }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    async close() {
+      await new Promise((resolve) => server.close(resolve));
+      await pool.end();
+    },
+  };
+}
+
 /** Sequential timings of one async operation: median and mean. */
 async function timeIt(runs: number, operation: () => Promise<unknown>) {
   const times: number[] = [];
@@ -237,6 +261,8 @@ function scenarios(agentId: string): { name: string; filters: CallFilters; query
  * - "same SQL": every statement the request sends (page and total; plus the key lookup when keys are not cached)
  *   through pg with the app's pool size,
  *   so the ratio is the cost of HTTP, routing, validation and serialization;
+ * - "bare node:http": the same statements behind a bare HTTP server, loaded the same way: what any HTTP service
+ *   pays on this machine, so app/bare is the cost of Fastify, auth, rate limiting, validation and serialization;
  * - "page only": just the page SELECT from CONNECTIONS dedicated clients, the floor for any list endpoint.
  */
 async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: CallsRepo, accountId: string, agentId: string, poolSize: number, keyLookupPerRequest: boolean) {
@@ -251,12 +277,15 @@ async function compareWithBaseline(address: string, apiKey: string, databaseUrl:
     const statements = await recordEndpointSql(databaseUrl, apiKey, accountId, scenario.filters, keyLookupPerRequest);
     await loadDirectRequest(databaseUrl, statements, poolSize, 2); // warm-up
     const sameSql = await loadDirectRequest(databaseUrl, statements, poolSize, SECONDS);
+    const bare = await startBareHttp(databaseUrl, statements, poolSize);
+    const bareHttp = await loadApp(bare.url, apiKey, 2).then(() => loadApp(bare.url, apiKey, SECONDS)).finally(() => bare.close());
     const compiled = repo.pageQuery(accountId, scenario.filters, { limit: 25, offset: 0 }).compile();
     const pageOnly = await loadDirect(databaseUrl, compiled.sql, compiled.parameters, SECONDS);
     const ratio = (base: Measured) =>
       `throughput ${(viaApp.rps / base.rps).toFixed(2)}, p50 ${(viaApp.p50 / base.p50).toFixed(2)}, p99 ${(viaApp.p99 / base.p99).toFixed(2)}`;
     console.log(`  ${scenario.name} (total ${total.toLocaleString('en')})`);
     console.log(`    app:            ${viaApp.rps.toFixed(0)} req/s, p50 ${ms(viaApp.p50)}, p99 ${ms(viaApp.p99)}`);
+    console.log(`    bare node:http: ${bareHttp.rps.toFixed(0)} req/s, p50 ${ms(bareHttp.p50)}, p99 ${ms(bareHttp.p99)}  -> app/baseline ${ratio(bareHttp)}`);
     console.log(`    same SQL (pg):  ${sameSql.rps.toFixed(0)} req/s, p50 ${ms(sameSql.p50)}, p99 ${ms(sameSql.p99)}  -> app/baseline ${ratio(sameSql)}`);
     console.log(`    page only (pg): ${pageOnly.rps.toFixed(0)} q/s, p50 ${ms(pageOnly.p50)}, p99 ${ms(pageOnly.p99)}  -> app/baseline ${ratio(pageOnly)}`);
   }
