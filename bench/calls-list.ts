@@ -257,10 +257,9 @@ function scenarios(agentId: string): { name: string; filters: CallFilters; query
 }
 
 /**
- * The app under load against two baselines, for each filter:
+ * The app under load against three baselines, for each filter:
  * - "same SQL": every statement the request sends (page and total; plus the key lookup when keys are not cached)
- *   through pg with the app's pool size,
- *   so the ratio is the cost of HTTP, routing, validation and serialization;
+ *   through pg with the app's pool size, so the ratio is the cost of everything that is not the database;
  * - "bare node:http": the same statements behind a bare HTTP server, loaded the same way: what any HTTP service
  *   pays on this machine, so app/bare is the cost of Fastify, auth, rate limiting, validation and serialization;
  * - "page only": just the page SELECT from CONNECTIONS dedicated clients, the floor for any list endpoint.
