@@ -1,5 +1,6 @@
 // Finds every *.test.ts under src/ and test/ and runs them with Node's own test runner.
-// (Node 20's --test does not expand globs itself.)
+// (Node 20's --test does not expand globs itself.) --test-force-exit: a file whose tests are done but that
+// leaves a handle open must not hang CI; --test-timeout bounds any single test.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -19,7 +20,7 @@ let files = ['src', 'test'].flatMap(findTests).sort();
 if (filter.length) files = files.filter((f) => filter.some((word) => f.includes(word)));
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', '--test-force-exit', '--test-timeout=300000', ...files],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

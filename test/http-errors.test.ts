@@ -135,9 +135,7 @@ test('health answers 503 in the error body when the database is gone', async () 
     assert.equal(response.statusCode, 503);
     assert.equal(errorBody(response).error, 'service_unavailable');
   } finally {
-    await doomed.app.close();
-    await doomed.infra.counters.close();
-    await doomed.database.drop();
+    await doomed.close();
   }
 });
 

@@ -45,14 +45,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // crash the process. The pool drops that connection and opens a new one on the next query.
     pool.on('error', (error) => options.onIdleError?.(error));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    return { db, kind: 'postgres', close: closeOnce(db) };
   }
   const inMemory = options.dataDir === ':memory:';
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
   const pglite = new PGlite(inMemory ? undefined : options.dataDir);
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
-  return { db, kind: 'pglite', close: () => db.destroy() };
+  return { db, kind: 'pglite', close: closeOnce(db) };
+}
+
+/** Closing twice (a failed start, then shutdown) must not fail: pg's pool refuses a second end(). */
+function closeOnce(db: Kysely<Database>) {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= db.destroy());
 }
 
 /** Runs raw SQL text (possibly several statements) on a Kysely instance or transaction. */
