@@ -74,9 +74,3 @@ function describeProblem(text: string, country: CountryCode | undefined, numberC
       return { error: 'invalid_number', message: `Not a valid number${where}` };
   }
 }
-
-/** The E.164 number, or null when the input is not a valid number. */
-export function toE164(input: string, defaultCountry: string): string | null {
-  const result = normalizePhone(input, defaultCountry);
-  return 'e164' in result ? result.e164 : null;
-}
