@@ -9,7 +9,7 @@ import { resolveAuth, type Auth } from './http/auth.js';
 import { AppError } from './http/errors.js';
 import { enforceRateLimit } from './http/rate-limit.js';
 import { createValidatorCompiler } from './http/validation.js';
-import { registerCsvBodyParser } from './lib/csv.js';
+import { registerCsvBodyParser } from './http/csv-body.js';
 import { openApiOptions, registerSharedSchemas } from './http/openapi.js';
 import type { App } from './http/types.js';
 import { createServices, type CoreDeps, type Services } from './services.js';

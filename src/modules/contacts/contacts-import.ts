@@ -9,12 +9,13 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
-import { checkDeclaredSize, csvReadError, readCsv, type CsvUpload } from '../../lib/csv.js';
+import { checkDeclaredSize, csvReadError } from '../../http/csv-body.js';
+import { readCsv, type CsvUpload } from '../../lib/csv.js';
 import { newId } from '../../lib/ids.js';
 import type { NormalizedPhone } from '../../lib/phone.js';
 import type { PhonePool } from '../../lib/phone-pool.js';
 import { mapHeaders, PHONE_HEADER_EXAMPLES, type MappedRow } from './csv-headers.js';
-import { createBatchWriter, dropTempTables, tempTableName, withSession, type DatabaseKind, type Session } from './staging.js';
+import { createBatchWriter, dropTempTables, tempTableName, withSession, type DatabaseKind, type Session } from '../../db/staging.js';
 import type { DuplicatePolicy } from './contacts.tables.js';
 
 export const MAX_REPORTED_ERRORS = 100;

@@ -2,6 +2,7 @@ import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Database } from '../../db/types.js';
 import type { Page } from '../../http/pagination.js';
+import { likePattern } from '../../db/like.js';
 import type { ContactsTable } from './contacts.tables.js';
 
 export interface ContactFilters {
@@ -24,8 +25,6 @@ export interface ContactChanges {
   attributes?: Record<string, string | null>;
 }
 
-/** An ILIKE pattern matching text anywhere, with LIKE's wildcards in text taken literally. */
-export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 
 function contactFilters(accountId: string, filters: ContactFilters) {
   return (eb: ExpressionBuilder<Database, 'contacts'>) => {

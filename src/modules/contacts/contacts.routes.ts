@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
 import { IdParams, PageQuery, responses } from '../../http/schemas.js';
-import { closeIfBodyUnread, csvUpload } from '../../lib/csv.js';
+import { closeIfBodyUnread, csvUpload } from '../../http/csv-body.js';
 import type { Services } from '../../services.js';
 import {
   ContactDetail,

@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import { requireRole, type Auth } from '../../http/auth.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Page } from '../../http/pagination.js';
 import type { CsvUpload } from '../../lib/csv.js';
 import { isPhoneCountry, normalizePhone } from '../../lib/phone.js';
@@ -12,7 +12,7 @@ import { importContactList } from './contacts-import.js';
 import { exportContactsCsv } from './contacts-export.js';
 import { createContactsRepo, type ContactChanges, type ContactFilters, type ContactRow } from './contacts.repo.js';
 import type { ContactListsTable, DuplicatePolicy } from './contacts.tables.js';
-import type { DatabaseKind } from './staging.js';
+import type { DatabaseKind } from '../../db/staging.js';
 import type { Selectable } from 'kysely';
 
 export interface ContactFilterInput {
@@ -31,9 +31,6 @@ export interface ContactPatch {
   timezone?: string | null;
   attributes?: Record<string, string | null>;
 }
-
-const invalidField = (field: string, message: string) =>
-  new AppError('validation_failed', `Invalid request: ${field} ${message}`, { fields: [{ field, message }] });
 
 const toContact = (row: ContactRow) => ({
   id: row.id,

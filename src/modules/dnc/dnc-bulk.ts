@@ -5,11 +5,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
-import { checkDeclaredSize, csvReadError, readCsv, headerKey, type CsvUpload } from '../../lib/csv.js';
+import { checkDeclaredSize, csvReadError } from '../../http/csv-body.js';
+import { readCsv, headerKey, type CsvUpload } from '../../lib/csv.js';
 import { normalizePhone } from '../../lib/phone.js';
 import { PHONE_HEADER_EXAMPLES, phoneColumns } from '../contacts/csv-headers.js';
 import { MAX_REPORTED_ERRORS } from '../contacts/contacts-import.js';
-import { createBatchWriter, dropTempTables, tempTableName, withSession, type DatabaseKind, type Session } from '../contacts/staging.js';
+import { createBatchWriter, dropTempTables, tempTableName, withSession, type DatabaseKind, type Session } from '../../db/staging.js';
 
 const BATCH_ROWS = 5_000;
 const REASON_HEADERS = ['reason', 'note', 'notes', 'comment', 'comments', 'source'];

@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Page } from '../../http/pagination.js';
-import { likePattern } from '../contacts/contacts.repo.js';
-
+import { likePattern } from '../../db/like.js';
 
 export function createDncRepo(db: Db) {
   return {

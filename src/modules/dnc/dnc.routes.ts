@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.js';
 import { AppError } from '../../http/errors.js';
 import { responses } from '../../http/schemas.js';
-import { closeIfBodyUnread, CSV_MEDIA_TYPES, csvUpload, hasCsvBody } from '../../lib/csv.js';
+import { closeIfBodyUnread, CSV_MEDIA_TYPES, csvUpload, hasCsvBody } from '../../http/csv-body.js';
 import type { DncBulkInput } from './dnc-bulk.js';
 import type { Services } from '../../services.js';
 import { AddDncBody, BulkDncBody, BulkDncResult, DeletedDncBody, DncEntry, DncPage, DncPhoneParams, DncQuery } from './dnc.schemas.js';

@@ -2,11 +2,11 @@ import type { Db } from '../../db/client.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import { requireRole, type Auth } from '../../http/auth.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { invalidField, notFound } from '../../http/errors.js';
 import type { Page } from '../../http/pagination.js';
 import { normalizePhone } from '../../lib/phone.js';
 import { accountDefaultCountry } from '../contacts/contacts.repo.js';
-import type { DatabaseKind } from '../contacts/staging.js';
+import type { DatabaseKind } from '../../db/staging.js';
 import { addDncInBulk, type DncBulkInput } from './dnc-bulk.js';
 import { createDncRepo } from './dnc.repo.js';
 
@@ -23,8 +23,7 @@ export function createDncService(deps: { db: Db; config: Config; clock: Clock; d
   async function e164(auth: Auth, phone: string, field: string) {
     const normalized = normalizePhone(phone, await accountDefaultCountry(db, auth.accountId));
     if ('error' in normalized) {
-      const message = `is not a valid phone number (${normalized.message})`;
-      throw new AppError('validation_failed', `Invalid request: ${field} ${message}`, { fields: [{ field, message }] });
+      throw invalidField(field, `is not a valid phone number (${normalized.message})`);
     }
     return normalized.e164;
   }

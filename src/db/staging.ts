@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Db } from '../../db/client.js';
-import type { Database } from '../../db/types.js';
+import type { Db } from './client.js';
+import type { Database } from './types.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 export type Session = Kysely<Database>;
