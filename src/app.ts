@@ -5,7 +5,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { installErrorHandling } from './http/errors.js';
-import { resolveAuth, type Auth } from './http/auth.js';
+import { resolveAuth } from './http/auth.js';
+import { allow, checkAccess, routeAccess } from './http/access.js';
 import { AppError } from './http/errors.js';
 import { enforceRateLimit } from './http/rate-limit.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -31,11 +32,6 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   contactsRoutes,
   dncRoutes,
 ];
-
-/** Viewers may read everything in their account but change nothing beyond their own sign-in. */
-function isReadOnlyViolation(auth: Auth, method: string, url: string) {
-  return auth.role === 'viewer' && method !== 'GET' && method !== 'HEAD' && !url.startsWith('/api/v1/auth/');
-}
 
 export interface BuildAppOptions extends CoreDeps {
   logger?: boolean | object;
@@ -65,33 +61,47 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(swagger, openApiOptions);
   await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { url: '/api/v1/openapi.json' } });
 
+  // Every versioned route says who may call it; a route that forgets is a startup error, not an open door.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/api/v1/') && !route.config?.access) {
+      throw new Error(`Route ${String(route.method)} ${route.url} declares no access (config.access)`);
+    }
+  });
+
   const authenticators = { apiKey: services.apiKeys.authenticate, session: services.auth.authenticateSession };
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    // Only the versioned API is authenticated and rate limited; /api/health and /api/docs are open.
-    if (!request.url.startsWith('/api/v1/')) return;
-    const isPublic = request.routeOptions.config?.public === true || request.routeOptions.url === undefined;
-    // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
-    const auth = await resolveAuth(request, authenticators).catch((error: unknown) => {
-      if (isPublic) return null;
-      throw error;
-    });
-    if (auth) request.auth = auth;
-    else if (!isPublic) throw new AppError('unauthorized', 'Send an API key (Authorization: Bearer va_...) or sign in');
-    if (auth && isReadOnlyViolation(auth, request.method, request.url)) {
-      throw new AppError('forbidden', 'The viewer role is read-only');
+    // Decided on the route the router matched (never on the raw URL, which can be spelled many ways).
+    // A request that matched nothing is answered 404, and is still counted like an anonymous one.
+    const matched = request.routeOptions.url;
+    const access = routeAccess(request) ?? (matched === undefined ? allow.public : undefined);
+    if (!access) return; // the interactive docs
+    if (access.kind !== 'provider') {
+      // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
+      const auth = await resolveAuth(request, authenticators).catch((error: unknown) => {
+        if (access.kind === 'public') return null;
+        throw error;
+      });
+      if (auth) {
+        request.auth = auth;
+        checkAccess(access, auth);
+      } else if (access.kind !== 'public') {
+        throw new AppError('unauthorized', 'Send an API key (Authorization: Bearer va_...) or sign in');
+      }
     }
-    await enforceRateLimit(request, reply, {
-      store: services.counters,
-      perMinute: config.rateLimitPerMinute,
-      anonymousPerMinute: config.anonymousRateLimitPerMinute,
-    });
+    if (matched === undefined || matched.startsWith('/api/v1/')) {
+      await enforceRateLimit(request, reply, {
+        store: services.counters,
+        perMinute: config.rateLimitPerMinute,
+        anonymousPerMinute: config.anonymousRateLimitPerMinute,
+      });
+    }
   });
 
   await app.register(
     async (api) => {
       healthRoutes(api as App, services);
-      api.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+      api.get('/v1/openapi.json', { config: { access: allow.public }, schema: { hide: true } }, async () => app.swagger());
       await api.register(async (v1) => {
         for (const register of v1Modules) register(v1 as App, services);
       }, { prefix: '/v1' });

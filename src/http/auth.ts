@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
-import type { MemberRole } from '../modules/auth/auth.tables.js';
+import type { MemberRole } from './permissions.js';
 
 /** Who is calling, resolved once per request by the auth hook. Every service call takes it first. */
 export interface Auth {
@@ -17,12 +17,8 @@ export interface Auth {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set on every non-public route; public routes leave it undefined. */
+    /** Set on every route that is not public; public routes leave it undefined. */
     auth: Auth;
-  }
-  interface FastifyContextConfig {
-    /** Public routes skip authentication (health, openapi, register, login, ...). */
-    public?: boolean;
   }
 }
 
@@ -59,15 +55,6 @@ export async function resolveAuth(request: FastifyRequest, authenticators: Authe
     return auth;
   }
   return null;
-}
-
-const RANK: Record<MemberRole, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
-
-/** Throws 403 unless the caller holds at least the given role in the current account. */
-export function requireRole(auth: Auth, minimum: MemberRole): void {
-  if (RANK[auth.role] < RANK[minimum]) {
-    throw new AppError('forbidden', `This action needs the ${minimum} role or higher`);
-  }
 }
 
 /** Throws 403 unless the caller is signed in as a user (some actions make no sense for an API key). */

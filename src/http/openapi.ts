@@ -2,6 +2,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { App } from './types.js';
 import { ERROR_CODES } from './errors.js';
 import { ErrorBody } from './schemas.js';
+import type { Access } from './access.js';
 
 const errorTable = Object.entries(ERROR_CODES)
   .map(([code, { status, meaning }]) => `| ${code} | ${status} | ${meaning} |`)
@@ -46,7 +47,8 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
     const documentedUrl = url.replace(/^\/api/, '') || '/';
     const transformed = { ...(schema as Record<string, unknown>) };
     if (transformed.querystring) transformed.querystring = withoutRequiredDefaults(transformed.querystring as QuerySchema);
-    if (route.config && (route.config as { public?: boolean }).public) transformed.security = [];
+    const access = (route.config as { access?: Access } | undefined)?.access;
+    if (access?.kind === 'public' || access?.kind === 'provider') transformed.security = [];
     return { schema: transformed as typeof schema, url: documentedUrl };
   },
 };

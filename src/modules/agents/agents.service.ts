@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { invalidField, notFound } from '../../http/errors.js';
-import { requireRole, type Auth } from '../../http/auth.js';
+import type { Auth } from '../../http/auth.js';
 import type { Page } from '../../http/pagination.js';
 import type { AgentChanges, AgentQueries, AgentsRepo, NewAgent } from './agents.repo.js';
 import type { AgentStatus, AgentVersionsTable, AgentsTable } from './agents.tables.js';
@@ -146,7 +146,6 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
 
     /** Creates a draft (unless a status is given) at version 1, and saves version 1. */
     async create(auth: Auth, input: CreateAgentInput) {
-      requireRole(auth, 'member');
       const now = clock.now();
       const agent: NewAgent = {
         ...columnsFrom(input, null),
@@ -168,7 +167,6 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
      * version row in the same transaction; settings alone do not, and a save that changes nothing writes nothing.
      */
     async update(auth: Auth, id: string, input: UpdateAgentInput) {
-      requireRole(auth, 'member');
       return repo.transaction(async (tx) => {
         const current = await tx.findForUpdate(auth.accountId, id);
         if (!current) throw notFound('Agent');
@@ -184,7 +182,6 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
 
     /** Soft delete: see agents.repo softDelete. Calls already running keep the version they started with. */
     async delete(auth: Auth, id: string) {
-      requireRole(auth, 'member');
       if (!(await repo.softDelete(auth.accountId, id, clock.now()))) throw notFound('Agent');
       return { id, deleted: true as const };
     },

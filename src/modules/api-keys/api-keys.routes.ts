@@ -1,24 +1,27 @@
 import type { App } from '../../http/types.js';
+import { allow } from '../../http/access.js';
 import { DeletedBody, IdParams, responses } from '../../http/schemas.js';
 import type { Services } from '../../services.js';
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKey } from './api-keys.schemas.js';
 
+const read = allow.account('account.read');
+const write = allow.account('apiKeys.manage');
 const tags = ['api-keys'];
 
 export function apiKeysRoutes(app: App, { apiKeys }: Services) {
   app.post(
     '/api-keys',
-    { schema: { tags, summary: 'Create an API key (the key is shown once)', body: CreateApiKeyBody, response: responses(CreatedApiKey) } },
+    { config: { access: write }, schema: { tags, summary: 'Create an API key (the key is shown once)', body: CreateApiKeyBody, response: responses(CreatedApiKey) } },
     async (req) => apiKeys.create(req.auth, req.body),
   );
   app.get(
     '/api-keys',
-    { schema: { tags, summary: 'List API keys (never the keys themselves)', response: responses(ApiKeyList) } },
+    { config: { access: read }, schema: { tags, summary: 'List API keys (never the keys themselves)', response: responses(ApiKeyList) } },
     async (req) => apiKeys.list(req.auth),
   );
   app.delete(
     '/api-keys/:id',
-    { schema: { tags, summary: 'Delete an API key; it stops working at once', params: IdParams, response: responses(DeletedBody) } },
+    { config: { access: write }, schema: { tags, summary: 'Delete an API key; it stops working at once', params: IdParams, response: responses(DeletedBody) } },
     async (req) => apiKeys.delete(req.auth, req.params.id),
   );
 }

@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { notFound, AppError } from '../../http/errors.js';
-import { requireRole, type Auth } from '../../http/auth.js';
+import type { Auth } from '../../http/auth.js';
 import type { InvalidationBus } from '../../lib/invalidation-bus.js';
 import type { ApiKeysRepo } from './api-keys.repo.js';
 import { displayPrefix, generateApiKey, isWellFormedApiKey } from './api-key-format.js';
@@ -72,7 +72,6 @@ export function createApiKeysService(deps: { repo: ApiKeysRepo; clock: Clock; bu
   return {
     /** Creates a key. The plaintext is in this answer only; the database keeps its SHA-256. */
     async create(auth: Auth, input: { name: string }) {
-      requireRole(auth, 'admin');
       const key = generateApiKey();
       const row = await repo.insert(auth.accountId, {
         id: newId(),
@@ -89,7 +88,6 @@ export function createApiKeysService(deps: { repo: ApiKeysRepo; clock: Clock; bu
     },
 
     async delete(auth: Auth, id: string) {
-      requireRole(auth, 'admin');
       if (!(await repo.delete(auth.accountId, id))) throw notFound('API key');
       lastTouched.delete(id);
       await bus.publish(API_KEY_REVOKED, id);

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.js';
 import { SESSION_COOKIE } from '../../http/auth.js';
+import { allow } from '../../http/access.js';
 import { OkBody, responses } from '../../http/schemas.js';
 import type { Services } from '../../services.js';
 import {
@@ -18,6 +19,7 @@ import {
 } from './auth.schemas.js';
 
 const tags = ['auth'];
+const self = allow.account('self.manage');
 
 function clientInfo(request: FastifyRequest) {
   return { ip: request.ip ?? null, userAgent: request.headers['user-agent']?.slice(0, 512) ?? null };
@@ -50,19 +52,19 @@ export function authRoutes(app: App, services: Services) {
 
   app.post(
     '/auth/register',
-    { config: { public: true }, schema: { tags, summary: 'Create a user and an account, and sign in', body: RegisterBody, response: responses(SessionStartedBody) } },
+    { config: { access: allow.public }, schema: { tags, summary: 'Create a user and an account, and sign in', body: RegisterBody, response: responses(SessionStartedBody) } },
     async (req, reply) => signedIn(req, reply, await auth.register(req.body, clientInfo(req)), publicBaseUrl),
   );
 
   app.post(
     '/auth/login',
-    { config: { public: true }, schema: { tags, summary: 'Sign in; sets the vsid session cookie', body: LoginBody, response: responses(SessionStartedBody) } },
+    { config: { access: allow.public }, schema: { tags, summary: 'Sign in; sets the vsid session cookie', body: LoginBody, response: responses(SessionStartedBody) } },
     async (req, reply) => signedIn(req, reply, await auth.login(req.body, clientInfo(req)), publicBaseUrl),
   );
 
   app.post(
     '/auth/logout',
-    { schema: { tags, summary: 'End the current session', response: responses(OkBody) } },
+    { config: { access: self }, schema: { tags, summary: 'End the current session', response: responses(OkBody) } },
     async (req, reply) => {
       await auth.logout(req.auth);
       reply.clearCookie(SESSION_COOKIE, { path: '/api' });
@@ -72,31 +74,31 @@ export function authRoutes(app: App, services: Services) {
 
   app.get(
     '/auth/me',
-    { schema: { tags, summary: 'The caller: user, current account and role, and every account of the user', response: responses(MeBody) } },
+    { config: { access: self }, schema: { tags, summary: 'The caller: user, current account and role, and every account of the user', response: responses(MeBody) } },
     async (req) => auth.me(req.auth),
   );
 
   app.post(
     '/auth/switch-account',
-    { schema: { tags, summary: 'Move the current session to another account of the user', body: SwitchAccountBody, response: responses(SwitchedAccountBody) } },
+    { config: { access: self }, schema: { tags, summary: 'Move the current session to another account of the user', body: SwitchAccountBody, response: responses(SwitchedAccountBody) } },
     async (req) => auth.switchAccount(req.auth, req.body.accountId),
   );
 
   app.post(
     '/auth/password/change',
-    { schema: { tags, summary: 'Change the password; signs out every other session', body: ChangePasswordBody, response: responses(PasswordChangedBody) } },
+    { config: { access: self }, schema: { tags, summary: 'Change the password; signs out every other session', body: ChangePasswordBody, response: responses(PasswordChangedBody) } },
     async (req) => auth.changePassword(req.auth, req.body),
   );
 
   app.get(
     '/auth/sessions/recent',
-    { schema: { tags, summary: "The user's recent sessions, newest first", querystring: RecentSessionsQuery, response: responses(SessionList) } },
+    { config: { access: self }, schema: { tags, summary: "The user's recent sessions, newest first", querystring: RecentSessionsQuery, response: responses(SessionList) } },
     async (req) => auth.recentSessions(req.auth, req.query.limit),
   );
 
   app.post(
     '/auth/sessions/revoke-all',
-    { schema: { tags, summary: 'Sign out every other session of the user', response: responses(RevokedBody) } },
+    { config: { access: self }, schema: { tags, summary: 'Sign out every other session of the user', response: responses(RevokedBody) } },
     async (req) => auth.revokeAllSessions(req.auth),
   );
 }

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { MemberRole } from '../../http/permissions.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 
@@ -22,7 +23,7 @@ export interface UsersTable {
   created_at: CreatedAt;
 }
 
-export type MemberRole = 'owner' | 'admin' | 'member' | 'viewer';
+export type { MemberRole };
 
 export interface MembershipsTable {
   account_id: string;

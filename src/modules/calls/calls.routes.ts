@@ -1,4 +1,5 @@
 import type { App } from '../../http/types.js';
+import { allow } from '../../http/access.js';
 import { IdParams, responses } from '../../http/schemas.js';
 import type { Services } from '../../services.js';
 import {
@@ -11,12 +12,13 @@ import {
   ListEventsQuery,
 } from './calls.schemas.js';
 
+const read = allow.account('account.read');
 const tags = ['calls'];
 
 export function callsRoutes(app: App, { calls }: Services) {
   app.get(
     '/calls',
-    {
+    { config: { access: read },
       schema: {
         tags,
         summary: 'List calls, newest first',
@@ -29,17 +31,17 @@ export function callsRoutes(app: App, { calls }: Services) {
   );
   app.get(
     '/calls/:id',
-    { schema: { tags, summary: 'Full call detail with transcript and cost line items', params: IdParams, response: responses(CallDetail) } },
+    { config: { access: read }, schema: { tags, summary: 'Full call detail with transcript and cost line items', params: IdParams, response: responses(CallDetail) } },
     async (req) => calls.get(req.auth, req.params.id),
   );
   app.get(
     '/calls/:id/transcript.json',
-    { schema: { tags, summary: 'Transcript of a call, turn by turn', params: IdParams, response: responses(CallTranscript) } },
+    { config: { access: read }, schema: { tags, summary: 'Transcript of a call, turn by turn', params: IdParams, response: responses(CallTranscript) } },
     async (req) => calls.transcript(req.auth, req.params.id),
   );
   app.get(
     '/calls/:id/events',
-    {
+    { config: { access: read },
       schema: {
         tags,
         summary: 'Events of one call, oldest first',
@@ -52,7 +54,7 @@ export function callsRoutes(app: App, { calls }: Services) {
   );
   app.get(
     '/events',
-    { schema: { tags, summary: 'Call events of the account, newest first', querystring: ListEventsQuery, response: responses(CallEventList) } },
+    { config: { access: read }, schema: { tags, summary: 'Call events of the account, newest first', querystring: ListEventsQuery, response: responses(CallEventList) } },
     async (req) => calls.events(req.auth, req.query),
   );
 }

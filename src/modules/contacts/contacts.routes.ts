@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
+import { allow } from '../../http/access.js';
 import { IdParams, PageQuery, responses } from '../../http/schemas.js';
 import { closeIfBodyUnread, csvUpload } from '../../http/csv-body.js';
 import type { Services } from '../../services.js';
@@ -18,6 +19,8 @@ import {
   PatchContactBody,
 } from './contacts.schemas.js';
 
+const read = allow.account('account.read');
+const write = allow.account('contacts.write');
 const tags = ['contacts'];
 const PageOnly = Type.Object({ ...PageQuery }, { additionalProperties: false });
 const CsvFile = {
@@ -28,7 +31,7 @@ export function contactsRoutes(app: App, { contacts }: Services) {
   app.post(
     '/contact-lists',
     {
-      config: { csvBody: true },
+      config: { access: write, csvBody: true },
       schema: {
         tags,
         summary: 'Import a CSV file as a new contact list',
@@ -44,17 +47,17 @@ export function contactsRoutes(app: App, { contacts }: Services) {
   );
   app.get(
     '/contact-lists',
-    { schema: { tags, summary: 'List contact lists, newest first', querystring: PageOnly, response: responses(ContactListPage) } },
+    { config: { access: read }, schema: { tags, summary: 'List contact lists, newest first', querystring: PageOnly, response: responses(ContactListPage) } },
     async (req) => contacts.listLists(req.auth, req.query),
   );
   app.get(
     '/contact-lists/:id',
-    { schema: { tags, summary: 'Read a contact list and its import counts', params: IdParams, response: responses(ContactList) } },
+    { config: { access: read }, schema: { tags, summary: 'Read a contact list and its import counts', params: IdParams, response: responses(ContactList) } },
     async (req) => contacts.getList(req.auth, req.params.id),
   );
   app.get(
     '/contact-lists/:id/contacts',
-    {
+    { config: { access: read },
       schema: {
         tags,
         summary: 'Contacts of a list',
@@ -67,7 +70,7 @@ export function contactsRoutes(app: App, { contacts }: Services) {
   );
   app.get(
     '/contacts',
-    {
+    { config: { access: read },
       schema: {
         tags,
         summary: 'List contacts, newest first; filter by list, free text, phone and DNC status',
@@ -79,12 +82,12 @@ export function contactsRoutes(app: App, { contacts }: Services) {
   );
   app.get(
     '/contacts/:id',
-    { schema: { tags, summary: 'Read a contact and the lists it is in', params: IdParams, response: responses(ContactDetail) } },
+    { config: { access: read }, schema: { tags, summary: 'Read a contact and the lists it is in', params: IdParams, response: responses(ContactDetail) } },
     async (req) => contacts.getContact(req.auth, req.params.id),
   );
   app.patch(
     '/contacts/:id',
-    {
+    { config: { access: write },
       schema: {
         tags,
         summary: 'Update a contact; a new phone is normalized to E.164 and takes its DNC status',
@@ -97,7 +100,7 @@ export function contactsRoutes(app: App, { contacts }: Services) {
   );
   app.get(
     '/exports/contacts.csv',
-    {
+    { config: { access: read },
       schema: {
         tags,
         summary: 'Export contacts as CSV (streamed; same filters as GET /v1/contacts)',

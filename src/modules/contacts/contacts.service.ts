@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
-import { requireRole, type Auth } from '../../http/auth.js';
+import type { Auth } from '../../http/auth.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Page } from '../../http/pagination.js';
 import type { CsvUpload } from '../../lib/csv.js';
@@ -106,7 +106,6 @@ export function createContactsService(deps: { db: Db; config: Config; clock: Clo
 
   return {
     async importList(auth: Auth, query: { name: string; defaultCountry?: string; duplicatePolicy: DuplicatePolicy }, upload: CsvUpload) {
-      requireRole(auth, 'member');
       const defaultCountry = query.defaultCountry?.toUpperCase() ?? (await repo.defaultCountry(auth.accountId));
       if (!isPhoneCountry(defaultCountry)) throw invalidField('querystring/defaultCountry', `"${defaultCountry}" is not a country with phone numbers`);
       return importContactList({ db, databaseKind, phones }, upload, {
@@ -148,7 +147,6 @@ export function createContactsService(deps: { db: Db; config: Config; clock: Clo
     },
 
     async updateContact(auth: Auth, id: string, patch: ContactPatch) {
-      requireRole(auth, 'member');
       if (!(await repo.findContact(auth.accountId, id))) throw notFound('Contact');
       const changes = await contactChanges(auth, id, patch);
       const row = await repo.update(auth.accountId, id, changes, clock.now()).catch((error: unknown) => {

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.js';
+import { allow } from '../../http/access.js';
 import { AppError } from '../../http/errors.js';
 import { responses } from '../../http/schemas.js';
 import { closeIfBodyUnread, CSV_MEDIA_TYPES, csvUpload, hasCsvBody } from '../../http/csv-body.js';
@@ -7,6 +8,8 @@ import type { DncBulkInput } from './dnc-bulk.js';
 import type { Services } from '../../services.js';
 import { AddDncBody, BulkDncBody, BulkDncResult, DeletedDncBody, DncEntry, DncPage, DncPhoneParams, DncQuery } from './dnc.schemas.js';
 
+const read = allow.account('account.read');
+const write = allow.account('dnc.write');
 const tags = ['dnc'];
 
 /** The bulk body: a CSV stream or a JSON array; a body of any other type (text/plain, say) is a 415. */
@@ -21,7 +24,7 @@ function bulkInput(req: FastifyRequest): DncBulkInput {
 export function dncRoutes(app: App, { dnc }: Services) {
   app.post(
     '/dnc',
-    {
+    { config: { access: write },
       schema: {
         tags,
         summary: 'Put a number on the do-not-call list (idempotent); its contacts are flagged',
@@ -33,13 +36,13 @@ export function dncRoutes(app: App, { dnc }: Services) {
   );
   app.get(
     '/dnc',
-    { schema: { tags, summary: 'List do-not-call entries, newest first', querystring: DncQuery, response: responses(DncPage) } },
+    { config: { access: read }, schema: { tags, summary: 'List do-not-call entries, newest first', querystring: DncQuery, response: responses(DncPage) } },
     async (req) => dnc.list(req.auth, req.query),
   );
   app.post(
     '/dnc/bulk',
     {
-      config: { csvBody: true },
+      config: { access: write, csvBody: true },
       schema: {
         tags,
         summary: 'Add many numbers: a JSON array, or a CSV body (all or nothing)',
@@ -52,7 +55,7 @@ export function dncRoutes(app: App, { dnc }: Services) {
   );
   app.delete(
     '/dnc/:phone',
-    {
+    { config: { access: write },
       schema: {
         tags,
         summary: 'Take a number off the do-not-call list; its contacts are unflagged',

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
-import { requireRole, type Auth } from '../../http/auth.js';
+import type { Auth } from '../../http/auth.js';
 import { invalidField, notFound } from '../../http/errors.js';
 import type { Page } from '../../http/pagination.js';
 import { normalizePhone } from '../../lib/phone.js';
@@ -31,7 +31,6 @@ export function createDncService(deps: { db: Db; config: Config; clock: Clock; d
   return {
     /** Idempotent: adding a listed number again changes nothing and answers the existing entry. */
     async add(auth: Auth, input: { phone: string; reason?: string | null }) {
-      requireRole(auth, 'member');
       const phone = await e164(auth, input.phone, 'body/phone');
       return toEntry(await repo.add(auth.accountId, phone, input.reason?.trim() || null, clock.now()));
     },
@@ -42,14 +41,12 @@ export function createDncService(deps: { db: Db; config: Config; clock: Clock; d
     },
 
     async remove(auth: Auth, rawPhone: string) {
-      requireRole(auth, 'member');
       const phone = await e164(auth, rawPhone, 'params/phone');
       if (!(await repo.remove(auth.accountId, phone, clock.now()))) throw notFound('Do-not-call entry');
       return { phone, deleted: true as const };
     },
 
     async addBulk(auth: Auth, input: DncBulkInput) {
-      requireRole(auth, 'member');
       return addDncInBulk(db, databaseKind, input, {
         accountId: auth.accountId,
         defaultCountry: await accountDefaultCountry(db, auth.accountId),

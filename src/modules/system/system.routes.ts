@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
 import { AppError } from '../../http/errors.js';
+import { allow } from '../../http/access.js';
 import { DateTime, Nullable, responses } from '../../http/schemas.js';
 import type { Services } from '../../services.js';
 
@@ -44,7 +45,7 @@ const PublicStatusBody = Type.Object({
 export function healthRoutes(app: App, { system }: Services) {
   app.get(
     '/health',
-    { config: { public: true }, schema: { tags, summary: 'Liveness and database check; 503 when the database is down', response: responses(HealthBody) } },
+    { config: { access: allow.public }, schema: { tags, summary: 'Liveness and database check; 503 when the database is down', response: responses(HealthBody) } },
     async () => {
       const { healthy, body } = await system.health();
       if (!healthy) throw new AppError('service_unavailable', 'A dependency is down', body);
@@ -56,12 +57,12 @@ export function healthRoutes(app: App, { system }: Services) {
 export function systemRoutes(app: App, { system }: Services) {
   app.get(
     '/public-config',
-    { config: { public: true }, schema: { tags, summary: 'What a client needs before signing in', response: responses(PublicConfigBody) } },
+    { config: { access: allow.public }, schema: { tags, summary: 'What a client needs before signing in', response: responses(PublicConfigBody) } },
     async () => system.publicConfig(),
   );
   app.get(
     '/public/status',
-    { config: { public: true }, schema: { tags, summary: 'Public status page data', response: responses(PublicStatusBody) } },
+    { config: { access: allow.public }, schema: { tags, summary: 'Public status page data', response: responses(PublicStatusBody) } },
     async () => system.publicStatus(),
   );
 }
