@@ -20,8 +20,8 @@ import { loadConfig } from '../src/config.js';
 import { systemClock } from '../src/lib/clock.js';
 import { openInfrastructure } from '../src/runtime.js';
 import { Kysely, PostgresDialect } from 'kysely';
-import { createCallsRepo, type CallFilters, type CallsRepo } from '../src/modules/calls/calls.repo.js';
-import { createApiKeysRepo } from '../src/modules/api-keys/api-keys.repo.js';
+import { callQueries, type CallFilters } from '../src/modules/calls/calls.repo.js';
+import { apiKeyQueries } from '../src/modules/api-keys/api-keys.repo.js';
 import { sha256Hex } from '../src/lib/crypto.js';
 import type { Database } from '../src/db/types.js';
 import { signUp } from '../test/helpers.js';
@@ -175,8 +175,8 @@ async function recordEndpointSql(databaseUrl: string, apiKey: string, accountId:
     log: (event) => void recorded.push({ sql: event.query.sql, parameters: event.query.parameters }),
   });
   try {
-    await createApiKeysRepo(recorder).findForAuth(sha256Hex(apiKey));
-    const calls = createCallsRepo(recorder);
+    await apiKeyQueries(recorder).findForAuth(sha256Hex(apiKey));
+    const calls = callQueries(recorder);
     await calls.listPage(accountId, filters, { limit: 25, offset: 0 });
     await calls.count(accountId, filters);
   } finally {
@@ -264,7 +264,7 @@ function scenarios(agentId: string): { name: string; filters: CallFilters; query
  *   pays on this machine, so app/bare is the cost of Fastify, auth, rate limiting, validation and serialization;
  * - "page only": just the page SELECT from CONNECTIONS dedicated clients, the floor for any list endpoint.
  */
-async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: CallsRepo, accountId: string, agentId: string, poolSize: number, keyLookupPerRequest: boolean) {
+async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: ReturnType<typeof callQueries>, accountId: string, agentId: string, poolSize: number, keyLookupPerRequest: boolean) {
   for (const scenario of scenarios(agentId)) {
     const url = `${address}/api/v1/calls?limit=25&${scenario.query}`;
     const probe = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -291,7 +291,7 @@ async function compareWithBaseline(address: string, apiKey: string, databaseUrl:
 }
 
 /** `total` alone: the trigger-kept counts table against a plain count(*) of the same rows, checking they agree. */
-async function compareTotals(repo: CallsRepo, accountId: string, agentId: string) {
+async function compareTotals(repo: ReturnType<typeof callQueries>, accountId: string, agentId: string) {
   for (const { name, filters } of scenarios(agentId).slice(0, 3).concat({ name: 'hasRecording=false', filters: { hasRecording: false }, query: '' })) {
     const counts = await timeIt(200, () => repo.countFromCounts(accountId, filters));
     const scan = await timeIt(10, () => repo.countByScan(accountId, filters));
@@ -332,7 +332,7 @@ async function main(databaseUrl: string) {
     );
 
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
-    const repo = createCallsRepo(db);
+    const repo = callQueries(db);
     const firstAgent = await db.selectFrom('agents').select('id').where('account_id', '=', owner.accountId).orderBy('id').executeTakeFirstOrThrow();
     console.log(`\nGET /api/v1/calls?limit=25, ${CONNECTIONS} connections, ${SECONDS} s each (app pool ${config.databasePoolSize}, the DATABASE_POOL_SIZE default)`);
     const keyLookupPerRequest = !infra.bus.reachesAllInstances;

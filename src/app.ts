@@ -21,13 +21,18 @@ import { agentsRoutes } from './modules/agents/agents.routes.js';
 import { callsRoutes } from './modules/calls/calls.routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
 import { dncRoutes } from './modules/dnc/dnc.routes.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
 
-/** Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. */
+/**
+ * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
+ * function declares the one service it uses, and gets it from here.
+ */
 const v1Modules: Array<(app: App, services: Services) => void> = [
   systemRoutes,
   authRoutes,
   apiKeysRoutes,
   agentsRoutes,
+  auditRoutes,
   callsRoutes,
   contactsRoutes,
   dncRoutes,

@@ -1,10 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
+import { createOwnershipCheck } from './db/ownership.js';
 import type { Clock } from './lib/clock.js';
 import type { CounterStore } from './lib/counter-store.js';
 import type { InvalidationBus } from './lib/invalidation-bus.js';
 import type { JobQueue } from './jobs/queue.js';
+import { eventSubscriptions } from './jobs/registry.js';
+import { createDomainEventsService, createOutboxFactory } from './events/domain-events.service.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createApiKeysRepo } from './modules/api-keys/api-keys.repo.js';
@@ -12,10 +15,14 @@ import { createApiKeysService } from './modules/api-keys/api-keys.service.js';
 import { createSystemService } from './modules/system/system.service.js';
 import { createAgentsRepo } from './modules/agents/agents.repo.js';
 import { createAgentsService } from './modules/agents/agents.service.js';
+import { createAuditRepo } from './modules/audit/audit.repo.js';
+import { createAuditService } from './modules/audit/audit.service.js';
 import { createCallsRepo } from './modules/calls/calls.repo.js';
 import { createCallsService } from './modules/calls/calls.service.js';
+import { createContactsRepo } from './modules/contacts/contacts.repo.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
-import { createDncService } from './modules/dnc/dnc.service.js';
+import { createDncRepo } from './modules/dnc/dnc.repo.js';
+import { createDncService, type DncService } from './modules/dnc/dnc.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -25,26 +32,51 @@ export interface CoreDeps {
   counters: CounterStore;
   /** Cache invalidation across instances (Redis pub/sub, or in-process). */
   bus: InvalidationBus;
-  /** Enqueue background work; pass { trx } to enqueue inside a transaction (outbox). */
+  /** Enqueue background work; inside a repo transaction use `tx.send` instead (the outbox). */
   jobs: JobQueue;
   clock: Clock;
 }
 
-/** The composition root: every service, built once from plain factories. */
+/**
+ * The composition root: every repo and service, built once from plain factories. A service gets its own repo and,
+ * from other modules, only the narrow slice of their services it uses.
+ */
 export function createServices(deps: CoreDeps) {
-  const { config, clock, redis, counters } = deps;
+  const { config, clock, redis, counters, jobs } = deps;
   const db = deps.database.db;
+  const databaseKind = deps.database.kind;
+  const outbox = createOutboxFactory({ jobs, subscriptions: eventSubscriptions, clock });
+  const owned = createOwnershipCheck(db);
+
+  const auth = createAuthService({ repo: createAuthRepo(db, outbox), clock, config, counters });
+  // Contacts and the do-not-call list lean on each other (flags and list); each reaches the other through its service.
+  const dncForContacts: Pick<DncService, 'listedNumbersQuery'> = { listedNumbersQuery: (accountId) => dnc.listedNumbersQuery(accountId) };
+  const contacts = createContactsService({
+    repo: createContactsRepo(db, outbox),
+    db,
+    databaseKind,
+    outbox,
+    config,
+    clock,
+    owned,
+    accounts: auth,
+    dnc: dncForContacts,
+  });
+  const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
+
   return {
     config,
     counters,
-    jobs: deps.jobs,
-    system: createSystemService({ db, redis, config, clock, databaseKind: deps.database.kind }),
-    auth: createAuthService({ db, repo: createAuthRepo(db), clock, config, counters }),
-    apiKeys: createApiKeysService({ repo: createApiKeysRepo(db), clock, bus: deps.bus }),
-    agents: createAgentsService({ repo: createAgentsRepo(db), clock }),
-    calls: createCallsService({ repo: createCallsRepo(db) }),
-    contacts: createContactsService({ db, config, clock, databaseKind: deps.database.kind }),
-    dnc: createDncService({ db, config, clock, databaseKind: deps.database.kind }),
+    jobs,
+    events: createDomainEventsService({ db, clock }),
+    system: createSystemService({ db, redis, config, clock, databaseKind }),
+    auth,
+    apiKeys: createApiKeysService({ repo: createApiKeysRepo(db, outbox), clock, bus: deps.bus }),
+    agents: createAgentsService({ repo: createAgentsRepo(db, outbox), clock }),
+    audit: createAuditService({ repo: createAuditRepo(db, outbox) }),
+    calls: createCallsService({ repo: createCallsRepo(db, outbox) }),
+    contacts,
+    dnc,
   };
 }
 

@@ -127,7 +127,7 @@ test('a worker runs sessions.purge: sessions dead for over a day go, the rest st
   assert.equal(me.statusCode, 200, 'the live session still signs in');
 });
 
-test('the worker role schedules sessions.purge hourly (UTC), and only registered schedules', async () => {
+test('the worker role schedules the registry\'s jobs (UTC), and only registered schedules', async () => {
   await t.infra.jobs.boss.createQueue('retired.job', { name: 'retired.job' });
   await t.infra.jobs.boss.schedule('retired.job', '*/5 * * * *');
   const workers = await startWorkers(t);
@@ -135,8 +135,13 @@ test('the worker role schedules sessions.purge hourly (UTC), and only registered
     const schedules = await t.infra.jobs.boss.getSchedules();
     assert.deepEqual(
       // pg-boss's rows carry the time zone, though its types leave it out.
-      schedules.map((s) => ({ name: s.name, cron: s.cron, timezone: (s as { timezone?: string }).timezone })),
-      [{ name: 'sessions.purge', cron: '0 * * * *', timezone: 'UTC' }],
+      schedules
+        .map((s) => ({ name: s.name, cron: s.cron, timezone: (s as { timezone?: string }).timezone }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+      [
+        { name: 'domain-events.prune', cron: '17 3 * * *', timezone: 'UTC' },
+        { name: 'sessions.purge', cron: '0 * * * *', timezone: 'UTC' },
+      ],
     );
   } finally {
     await workers.stop(5_000);
@@ -149,7 +154,7 @@ test('a payload that does not match its schema fails the job without running the
     'test.strict': {
       payload: Type.Object({ count: Type.Integer() }, { additionalProperties: false }),
       policy: { retryLimit: 0 },
-      async handle(payload) {
+      async run(payload) {
         calls.push(payload);
       },
     },
@@ -177,7 +182,7 @@ test('stopping the workers lets a running job finish first', async () => {
   const registry: JobRegistry = {
     'test.slow': {
       payload: Type.Object({}),
-      async handle() {
+      async run() {
         started();
         await gate;
         events.push('handler finished');

@@ -8,5 +8,15 @@ import type { AgentsTables } from '../modules/agents/agents.tables.js';
 import type { CallsTables } from '../modules/calls/calls.tables.js';
 import type { ContactsTables } from '../modules/contacts/contacts.tables.js';
 import type { DncTables } from '../modules/dnc/dnc.tables.js';
+import type { AuditTables } from '../modules/audit/audit.tables.js';
+import type { DomainEventsTables } from '../events/domain-events.js';
 
-export interface Database extends AuthTables, ApiKeysTables, AgentsTables, CallsTables, ContactsTables, DncTables {}
+export interface Database
+  extends AuthTables,
+    ApiKeysTables,
+    AgentsTables,
+    AuditTables,
+    CallsTables,
+    ContactsTables,
+    DncTables,
+    DomainEventsTables {}

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { ERROR_CODES } from './errors.js';
 
 /** Building blocks every module's schemas reuse, so the OpenAPI document stays uniform. */
@@ -31,6 +31,10 @@ export const PageQuery = {
   limit: Type.Integer({ minimum: 1, maximum: 500, default: 25 }),
   offset: Type.Integer({ minimum: 0, default: 0 }),
 };
+
+/** A query string that takes nothing but paging. */
+export const PageOnlyQuery = Type.Object(PageQuery, { additionalProperties: false });
+export type PageOnlyQuery = Static<typeof PageOnlyQuery>;
 
 export const PageFields = {
   total: Type.Integer({ minimum: 0 }),

@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import type { Database } from '../db/types.js';
 import { createSqlExecutor, transactionExecutor, type PgBossDb } from './sql-executor.js';
-import { jobRegistry, type JobName, type JobPayload, type JobRegistry } from './registry.js';
+import { jobRegistry, type JobName, type JobPayload } from './registry.js';
+import type { JobRegistry } from './define.js';
 
 /** pg-boss keeps its tables in this schema, beside ours. */
 export const JOBS_SCHEMA = 'pgboss';
@@ -31,6 +32,8 @@ export interface SendOptions {
 export interface JobQueue {
   /** Enqueues a job and answers its id, or null when a job with the same `id` already exists. */
   send<N extends JobName>(name: N, data: JobPayload<N>, options?: SendOptions): Promise<string | null>;
+  /** The same for any queue of the registry, by name (domain-event subscribers' queues, for instance). */
+  enqueue(queue: string, data: object, options?: SendOptions): Promise<string | null>;
   /** The pg-boss instance, for reading job state (getJobById, getQueueSize). */
   readonly boss: PgBoss;
   close(): Promise<void>;
@@ -81,16 +84,17 @@ export async function openJobQueue(db: Db, options: { log: Logger; registry?: Jo
   const boss = connectPgBoss(executor, { migrate: false, supervise: false, schedule: false });
   boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
   await boss.start();
+  const enqueue: JobQueue['enqueue'] = (name, data, { trx, id, startAfter, priority } = {}) =>
+    boss.send(name, data, {
+      ...(trx ? { db: transactionExecutor(trx) as PgBoss.Db } : {}),
+      ...(id ? { id } : {}),
+      ...(startAfter !== undefined ? { startAfter } : {}),
+      ...(priority !== undefined ? { priority } : {}),
+    });
   return {
     boss,
-    send(name, data, { trx, id, startAfter, priority } = {}) {
-      return boss.send(name, data as object, {
-        ...(trx ? { db: transactionExecutor(trx) as PgBoss.Db } : {}),
-        ...(id ? { id } : {}),
-        ...(startAfter !== undefined ? { startAfter } : {}),
-        ...(priority !== undefined ? { priority } : {}),
-      });
-    },
+    enqueue,
+    send: (name, data, options) => enqueue(name, data as object, options),
     async close() {
       await boss.stop({ graceful: false, close: false });
       await executor.drain();

@@ -1,62 +1,57 @@
 /**
- * Every background job the service runs: its name, the shape of its payload, its queue policy,
- * an optional schedule and the handler. Adding a job is one entry here; the producer creates its
- * queue at start, and only processes in the worker role (`all` or `worker`) run the handlers.
+ * Every background job and domain-event subscription of the service, gathered from the modules' `<module>.jobs.ts`.
+ * Nothing here is written per job: a module adds its declaration to the list below and nothing else.
  */
-import { Type, type Static, type TSchema } from 'typebox';
-import type { Logger } from 'pino';
-import type { Services } from '../services.js';
+import type { Static } from 'typebox';
+import { Value } from 'typebox/value';
+import { authJobs } from '../modules/auth/auth.jobs.js';
+import { auditJobs } from '../modules/audit/audit.jobs.js';
+import { domainEventsJobs } from '../events/domain-events.jobs.js';
+import type { DomainEventType } from '../events/domain-events.js';
+import { EventJobPayload, type JobRegistry } from './define.js';
 
-export interface JobContext {
-  services: Services;
-  /** Carries the job's name and id on every line. */
-  log: Logger;
-  jobId: string;
+const declared = [authJobs, auditJobs, domainEventsJobs] as const;
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+type AllJobs = UnionToIntersection<(typeof declared)[number]['jobs']>;
+export type JobName = keyof AllJobs & string;
+export type JobPayload<N extends JobName> = AllJobs[N] extends { payload: infer S } ? Static<S & object> : never;
+
+/** Where each subscription's jobs go, and which events it takes: what the outbox needs to fan an event out. */
+export interface SubscriptionRoute {
+  queue: string;
+  events: readonly DomainEventType[] | 'all';
 }
 
-/** Stored by pg-boss with the queue, so every producer and worker applies the same policy. */
-export interface JobQueuePolicy {
-  retryLimit?: number;
-  /** Seconds before the first retry (doubled each time with retryBackoff). */
-  retryDelay?: number;
-  retryBackoff?: boolean;
-  /** A handler still running after this long is failed (and retried). */
-  expireInSeconds?: number;
-  /** How long a job waits to be picked up before it is dropped. */
-  retentionMinutes?: number;
+function gather(modules: typeof declared) {
+  const registry: JobRegistry = {};
+  const subscriptions: SubscriptionRoute[] = [];
+  for (const { module, jobs, subscriptions: subscribed } of modules) {
+    for (const [name, job] of Object.entries(jobs)) {
+      if (registry[name]) throw new Error(`Job ${name} is declared twice`);
+      registry[name] = { ...job, run: (payload, services, context) => job.handle(payload as never, services[module] as never, context) };
+    }
+    for (const [name, subscription] of Object.entries(subscribed)) {
+      if (registry[name]) throw new Error(`Job ${name} is declared twice`);
+      subscriptions.push({ queue: name, events: subscription.events });
+      registry[name] = {
+        payload: EventJobPayload,
+        policy: { retryLimit: 5, retryDelay: 10, retryBackoff: true, ...subscription.policy },
+        concurrency: subscription.concurrency,
+        async run(payload, services, context) {
+          const { eventId } = Value.Parse(EventJobPayload, payload);
+          const event = await services.events.find(eventId);
+          // Pruned by retention before it was delivered: nothing left to deliver.
+          if (!event) return { skipped: 'event no longer stored' };
+          return subscription.handle(event, services[module] as never, context);
+        },
+      };
+    }
+  }
+  return { registry, subscriptions };
 }
 
-export interface JobDefinition<S extends TSchema = TSchema> {
-  /** Checked before the handler runs: a job whose payload does not match fails instead of running. */
-  payload: S;
-  /** Cron expression, in UTC: the worker role enqueues the job on this schedule. */
-  schedule?: string;
-  policy?: JobQueuePolicy;
-  /** Handlers running at once per worker process; 1 unless the job is safe to overlap. */
-  concurrency?: number;
-  handle(payload: Static<S>, context: JobContext): Promise<unknown>;
-}
-
-/** Keeps each entry's payload type tied to its handler's argument. */
-function defineJob<S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> {
-  return definition;
-}
-
-const NoPayload = Type.Object({}, { additionalProperties: false });
-
-export const jobRegistry = {
-  'sessions.purge': defineJob({
-    payload: NoPayload,
-    schedule: '0 * * * *',
-    policy: { retryLimit: 2, retryDelay: 60, expireInSeconds: 600 },
-    async handle(_payload, { services, log }): Promise<{ deleted: number }> {
-      const deleted = await services.auth.purgeDeadSessions();
-      log.info({ deleted }, 'purged dead sessions');
-      return { deleted };
-    },
-  }),
-};
-
-export type JobRegistry = Record<string, JobDefinition>;
-export type JobName = keyof typeof jobRegistry;
-export type JobPayload<N extends JobName> = Static<(typeof jobRegistry)[N]['payload']>;
+const gathered = gather(declared);
+export const jobRegistry: JobRegistry = gathered.registry;
+export const eventSubscriptions: readonly SubscriptionRoute[] = gathered.subscriptions;
+export type { JobRegistry };

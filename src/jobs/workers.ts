@@ -1,5 +1,5 @@
 /**
- * The consumer side: in the worker role (`all` or `worker`) each registered job gets pg-boss workers,
+ * The consumer side: in the worker role (`all` or `worker`) each registered job and subscription gets pg-boss workers,
  * its schedule, and queue maintenance (expiry, archiving). Stopping lets running handlers finish.
  */
 import type PgBoss from 'pg-boss';
@@ -9,7 +9,8 @@ import type { Db } from '../db/client.js';
 import type { Services } from '../services.js';
 import { createSqlExecutor } from './sql-executor.js';
 import { connectPgBoss, ensureQueues } from './queue.js';
-import { jobRegistry, type JobDefinition, type JobRegistry } from './registry.js';
+import { jobRegistry } from './registry.js';
+import type { JobRegistry, RunnableJob } from './define.js';
 
 export interface JobWorkerOptions {
   db: Db;
@@ -25,7 +26,7 @@ export interface JobWorkers {
   stop(graceMs: number): Promise<void>;
 }
 
-function describePayloadErrors(definition: JobDefinition, payload: unknown) {
+function describePayloadErrors(definition: RunnableJob, payload: unknown) {
   return [...Value.Errors(definition.payload, payload)].map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
 }
 
@@ -40,7 +41,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
 
   const running = new Set<Promise<unknown>>();
 
-  async function runJob(name: string, definition: JobDefinition, job: PgBoss.Job<unknown>) {
+  async function runJob(name: string, definition: RunnableJob, job: PgBoss.Job<unknown>) {
     const jobLog = log.child({ job: name, jobId: job.id });
     // A scheduled send carries no data; treat it as an empty payload.
     const payload = job.data ?? {};
@@ -49,7 +50,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
       if (!Value.Check(definition.payload, payload)) {
         throw new Error(`Payload of ${name} does not match its schema: ${describePayloadErrors(definition, payload)}`);
       }
-      handling = definition.handle(payload, { services, log: jobLog, jobId: job.id });
+      handling = definition.run(payload, services, { log: jobLog, jobId: job.id });
       running.add(handling);
       return await handling;
     } catch (error) {

@@ -1,6 +1,7 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import type { Page, Paged } from '../../http/pagination.js';
+import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
+import { paginate, type Page } from '../../http/pagination.js';
 import type { AgentStatus, AgentsTable } from './agents.tables.js';
 
 const LIST_COLUMNS = [
@@ -30,7 +31,7 @@ export interface NewAgentVersion {
 }
 
 /** Every query is scoped by account, and a soft-deleted agent is invisible to all of them. */
-function agentQueries(db: Db) {
+function agentQueries(db: Executor) {
   const live = (accountId: string) =>
     db.selectFrom('agents').where('account_id', '=', accountId).where('deleted_at', 'is', null);
 
@@ -43,20 +44,10 @@ function agentQueries(db: Db) {
         .executeTakeFirstOrThrow();
     },
 
-    async list(accountId: string, filter: { status?: AgentStatus }, page: Page) {
-      let query = live(accountId);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      const [items, count] = await Promise.all([
-        query
-          .select(LIST_COLUMNS)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(page.limit)
-          .offset(page.offset)
-          .execute(),
-        query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { items, total: Number(count.total) } satisfies Paged<unknown>;
+    list(accountId: string, filter: { status?: AgentStatus }, page: Page) {
+      let matching = live(accountId);
+      if (filter.status) matching = matching.where('status', '=', filter.status);
+      return paginate(matching, page, (q) => q.select(LIST_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc'));
     },
 
     find(accountId: string, id: string) {
@@ -108,13 +99,9 @@ function agentQueries(db: Db) {
         .execute();
     },
 
-    async listVersions(accountId: string, agentId: string, page: Page) {
-      const query = db.selectFrom('agent_versions').where('account_id', '=', accountId).where('agent_id', '=', agentId);
-      const [items, count] = await Promise.all([
-        query.selectAll().orderBy('version', 'desc').limit(page.limit).offset(page.offset).execute(),
-        query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-      ]);
-      return { items, total: Number(count.total) } satisfies Paged<unknown>;
+    listVersions(accountId: string, agentId: string, page: Page) {
+      const matching = db.selectFrom('agent_versions').where('account_id', '=', accountId).where('agent_id', '=', agentId);
+      return paginate(matching, page, (q) => q.selectAll().orderBy('version', 'desc'));
     },
 
     findVersion(accountId: string, agentId: string, version: number) {
@@ -129,16 +116,10 @@ function agentQueries(db: Db) {
   };
 }
 
-export type AgentQueries = ReturnType<typeof agentQueries>;
+export type AgentsTx = Tx<ReturnType<typeof agentQueries>>;
 
-export function createAgentsRepo(db: Db) {
-  return {
-    ...agentQueries(db),
-    /** Runs `work` in one transaction with a repo bound to it (on PGlite, `db` itself would deadlock there). */
-    transaction<T>(work: (queries: AgentQueries) => Promise<T>): Promise<T> {
-      return db.transaction().execute((trx) => work(agentQueries(trx)));
-    },
-  };
+export function createAgentsRepo(db: Db, outbox: OutboxFactory) {
+  return createRepo(db, outbox, agentQueries);
 }
 
 export type AgentsRepo = ReturnType<typeof createAgentsRepo>;

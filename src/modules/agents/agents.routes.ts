@@ -1,7 +1,7 @@
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
-import { DeletedBody, IdParams, responses } from '../../http/schemas.js';
-import type { Services } from '../../services.js';
+import { DeletedBody, IdParams, PageOnlyQuery, responses } from '../../http/schemas.js';
+import type { AgentsService } from './agents.service.js';
 import {
   Agent,
   AgentList,
@@ -9,7 +9,6 @@ import {
   AgentVersionList,
   CreateAgentBody,
   ListAgentsQuery,
-  PageOnlyQuery,
   UpdateAgentBody,
   VersionParams,
 } from './agents.schemas.js';
@@ -18,7 +17,7 @@ const read = allow.account('account.read');
 const write = allow.account('agents.write');
 const tags = ['agents'];
 
-export function agentsRoutes(app: App, { agents }: Services) {
+export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
   app.get(
     '/agents',
     { config: { access: read }, schema: { tags, summary: "List the account's agents, newest first", querystring: ListAgentsQuery, response: responses(AgentList) } },

@@ -1,11 +1,12 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
 import { PROMPT_LIMITS, VERSIONED_FIELDS } from './agents.prompt.js';
+import { AGENT_STATUSES, VOICEMAIL_ACTIONS } from './agents.tables.js';
 
-export const AgentStatus = Type.Enum(['draft', 'active', 'paused'], {
+export const AgentStatus = Type.Enum([...AGENT_STATUSES], {
   description: 'draft and paused agents take no new calls; any status may move to any other.',
 });
-const VoicemailAction = Type.Enum(['hang_up', 'leave_message']);
+const VoicemailAction = Type.Enum([...VOICEMAIL_ACTIONS]);
 const E164 = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164, e.g. +14155550123', examples: ['+14155550123'] });
 const Name = Type.String({ minLength: 1, maxLength: 120 });
 const ShortText = (description: string) => Type.String({ maxLength: PROMPT_LIMITS.shortText, description });
@@ -59,7 +60,7 @@ export type CreateAgentInput = Static<typeof CreateAgentBody>;
 export type UpdateAgentInput = Static<typeof UpdateAgentBody>;
 
 export const ListAgentsQuery = Type.Object({ ...PageQuery, status: Type.Optional(AgentStatus) }, { additionalProperties: false });
-export const PageOnlyQuery = Type.Object(PageQuery, { additionalProperties: false });
+export type ListAgentsQuery = Static<typeof ListAgentsQuery>;
 export const VersionParams = Type.Object({ id: Uuid, version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
 
 /** The agent list item: exactly the SPEC §2 fields. */

@@ -3,10 +3,11 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { invalidField, notFound } from '../../http/errors.js';
 import type { Auth } from '../../http/auth.js';
-import type { Page } from '../../http/pagination.js';
-import type { AgentChanges, AgentQueries, AgentsRepo, NewAgent } from './agents.repo.js';
-import type { AgentStatus, AgentVersionsTable, AgentsTable } from './agents.tables.js';
-import type { CreateAgentInput, UpdateAgentInput } from './agents.schemas.js';
+import { envelope, type Page } from '../../http/pagination.js';
+import { actorOf } from '../../events/domain-events.js';
+import type { AgentChanges, AgentsRepo, AgentsTx, NewAgent } from './agents.repo.js';
+import type { AgentVersionsTable, AgentsTable } from './agents.tables.js';
+import type { CreateAgentInput, ListAgentsQuery, UpdateAgentInput } from './agents.schemas.js';
 import { assembleSystemPrompt, VERSIONED_FIELDS, type VersionedFieldName, type VersionedFields } from './agents.prompt.js';
 
 export { assembleSystemPrompt } from './agents.prompt.js';
@@ -109,6 +110,20 @@ function actualChanges(columns: AgentChanges, current: AgentRow): AgentChanges {
   ) as AgentChanges;
 }
 
+/** The API names of the changed columns, for the agent.updated event. */
+const API_NAMES: Partial<Record<keyof AgentsTable, string>> = {
+  ...Object.fromEntries(VERSIONED_FIELDS.map((name) => [VERSIONED_COLUMNS[name], name])),
+  voice_id: 'voice',
+  live_llm_id: 'liveLlmId',
+  transfer_number: 'transfer',
+  transfer_when: 'transfer',
+  voicemail_action: 'voicemail',
+  voicemail_message: 'voicemail',
+};
+const changedFieldNames = (changes: AgentChanges) => [
+  ...new Set(Object.keys(changes).map((column) => API_NAMES[column as keyof AgentsTable] ?? column)),
+];
+
 function authorOf(auth: Auth) {
   return { createdByUserId: auth.userId ?? null, createdByApiKeyId: auth.apiKeyId ?? null };
 }
@@ -116,7 +131,7 @@ function authorOf(auth: Auth) {
 export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
   const { repo, clock } = deps;
 
-  async function saveVersion(tx: AgentQueries, auth: Auth, row: AgentRow, changedParts: VersionedFieldName[]) {
+  async function saveVersion(tx: AgentsTx, auth: Auth, row: AgentRow, changedParts: VersionedFieldName[]) {
     await tx.insertVersion(auth.accountId, {
       id: newId(),
       agentId: row.id,
@@ -135,9 +150,9 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
   }
 
   return {
-    async list(auth: Auth, query: Page & { status?: AgentStatus }) {
+    async list(auth: Auth, query: ListAgentsQuery) {
       const { items, total } = await repo.list(auth.accountId, { status: query.status }, query);
-      return { agents: items.map(toListItem), total, limit: query.limit, offset: query.offset };
+      return envelope('agents', items.map(toListItem), total, query);
     },
 
     async get(auth: Auth, id: string) {
@@ -158,6 +173,13 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
         const row = await tx.insert(auth.accountId, agent);
         const fields = versionedFieldsOf(row);
         await saveVersion(tx, auth, row, VERSIONED_FIELDS.filter((name) => fields[name] !== ''));
+        await tx.emit({
+          type: 'agent.created',
+          accountId: auth.accountId,
+          subject: { type: 'agent', id: row.id },
+          data: { name: row.name, status: row.status, version: row.version },
+          actor: actorOf(auth),
+        });
         return toAgent(row);
       });
     },
@@ -172,24 +194,35 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
         if (!current) throw notFound('Agent');
         const changes = actualChanges(columnsFrom(input, current), current);
         if (Object.keys(changes).length === 0) return toAgent(current);
+        const changed = changedFieldNames(changes);
         const changedParts = VERSIONED_FIELDS.filter((name) => VERSIONED_COLUMNS[name] in changes);
         if (changedParts.length > 0) changes.version = current.version + 1;
         const row = await tx.update(auth.accountId, id, { ...changes, updated_at: clock.now() });
         if (changedParts.length > 0) await saveVersion(tx, auth, row, changedParts);
+        await tx.emit({
+          type: 'agent.updated',
+          accountId: auth.accountId,
+          subject: { type: 'agent', id },
+          data: { changed, version: row.version },
+          actor: actorOf(auth),
+        });
         return toAgent(row);
       });
     },
 
     /** Soft delete: see agents.repo softDelete. Calls already running keep the version they started with. */
     async delete(auth: Auth, id: string) {
-      if (!(await repo.softDelete(auth.accountId, id, clock.now()))) throw notFound('Agent');
-      return { id, deleted: true as const };
+      return repo.transaction(async (tx) => {
+        if (!(await tx.softDelete(auth.accountId, id, clock.now()))) throw notFound('Agent');
+        await tx.emit({ type: 'agent.deleted', accountId: auth.accountId, subject: { type: 'agent', id }, actor: actorOf(auth) });
+        return { id, deleted: true as const };
+      });
     },
 
     async listVersions(auth: Auth, id: string, page: Page) {
       await requireAgent(auth, id);
       const { items, total } = await repo.listVersions(auth.accountId, id, page);
-      return { versions: items.map(toVersion), total, limit: page.limit, offset: page.offset };
+      return envelope('versions', items.map(toVersion), total, page);
     },
 
     async getVersion(auth: Auth, id: string, version: number) {

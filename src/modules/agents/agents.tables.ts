@@ -1,7 +1,10 @@
 import type { ColumnType, Generated } from 'kysely';
 
-export type AgentStatus = 'draft' | 'active' | 'paused';
-export type VoicemailAction = 'hang_up' | 'leave_message';
+export const AGENT_STATUSES = ['draft', 'active', 'paused'] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+
+export const VOICEMAIL_ACTIONS = ['hang_up', 'leave_message'] as const;
+export type VoicemailAction = (typeof VOICEMAIL_ACTIONS)[number];
 
 /** A text column with a database default of ''. */
 type Text = Generated<string>;

@@ -1,6 +1,10 @@
 import type { Db } from '../../db/client.js';
+import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
+import { paginate, type Page } from '../../http/pagination.js';
 
-export function createApiKeysRepo(db: Db) {
+const KEY_COLUMNS = ['id', 'name', 'display_prefix', 'created_at', 'last_used_at'] as const;
+
+export function apiKeyQueries(db: Executor) {
   return {
     insert(accountId: string, input: { id: string; name: string; displayPrefix: string; keyHash: string; createdByUserId: string | null }) {
       return db
@@ -14,18 +18,13 @@ export function createApiKeysRepo(db: Db) {
           created_by_user_id: input.createdByUserId,
           last_used_at: null,
         })
-        .returning(['id', 'name', 'display_prefix', 'created_at', 'last_used_at'])
+        .returning(KEY_COLUMNS)
         .executeTakeFirstOrThrow();
     },
 
-    list(accountId: string) {
-      return db
-        .selectFrom('api_keys')
-        .select(['id', 'name', 'display_prefix', 'created_at', 'last_used_at'])
-        .where('account_id', '=', accountId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id')
-        .execute();
+    list(accountId: string, page: Page) {
+      const matching = db.selectFrom('api_keys').where('account_id', '=', accountId);
+      return paginate(matching, page, (q) => q.select(KEY_COLUMNS).orderBy('created_at', 'desc').orderBy('id'));
     },
 
     async delete(accountId: string, id: string): Promise<boolean> {
@@ -47,6 +46,10 @@ export function createApiKeysRepo(db: Db) {
       return db.updateTable('api_keys').set({ last_used_at: at }).where('account_id', '=', accountId).where('id', '=', id).execute();
     },
   };
+}
+
+export function createApiKeysRepo(db: Db, outbox: OutboxFactory) {
+  return createRepo(db, outbox, apiKeyQueries);
 }
 
 export type ApiKeysRepo = ReturnType<typeof createApiKeysRepo>;

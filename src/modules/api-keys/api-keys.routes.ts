@@ -1,14 +1,14 @@
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
-import { DeletedBody, IdParams, responses } from '../../http/schemas.js';
-import type { Services } from '../../services.js';
+import { DeletedBody, IdParams, PageOnlyQuery, responses } from '../../http/schemas.js';
+import type { ApiKeysService } from './api-keys.service.js';
 import { ApiKeyList, CreateApiKeyBody, CreatedApiKey } from './api-keys.schemas.js';
 
 const read = allow.account('account.read');
 const write = allow.account('apiKeys.manage');
 const tags = ['api-keys'];
 
-export function apiKeysRoutes(app: App, { apiKeys }: Services) {
+export function apiKeysRoutes(app: App, { apiKeys }: { apiKeys: ApiKeysService }) {
   app.post(
     '/api-keys',
     { config: { access: write }, schema: { tags, summary: 'Create an API key (the key is shown once)', body: CreateApiKeyBody, response: responses(CreatedApiKey) } },
@@ -16,8 +16,8 @@ export function apiKeysRoutes(app: App, { apiKeys }: Services) {
   );
   app.get(
     '/api-keys',
-    { config: { access: read }, schema: { tags, summary: 'List API keys (never the keys themselves)', response: responses(ApiKeyList) } },
-    async (req) => apiKeys.list(req.auth),
+    { config: { access: read }, schema: { tags, summary: 'List API keys, newest first (never the keys themselves)', querystring: PageOnlyQuery, response: responses(ApiKeyList) } },
+    async (req) => apiKeys.list(req.auth, req.query),
   );
   app.delete(
     '/api-keys/:id',

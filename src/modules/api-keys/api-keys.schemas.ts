@@ -1,10 +1,11 @@
-import { Type } from 'typebox';
-import { DateTime, Nullable, Uuid } from '../../http/schemas.js';
+import { Type, type Static } from 'typebox';
+import { DateTime, Nullable, PageFields, Uuid } from '../../http/schemas.js';
 
 export const CreateApiKeyBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. "CRM sync".' }) },
   { additionalProperties: false },
 );
+export type CreateApiKeyInput = Static<typeof CreateApiKeyBody>;
 
 export const ApiKey = Type.Object({
   id: Uuid,
@@ -19,4 +20,4 @@ export const CreatedApiKey = Type.Object({
   key: Type.String({ description: 'The full key. Shown only in this response; store it now.' }),
 });
 
-export const ApiKeyList = Type.Object({ apiKeys: Type.Array(ApiKey) });
+export const ApiKeyList = Type.Object({ apiKeys: Type.Array(ApiKey), ...PageFields });

@@ -5,6 +5,9 @@ import { notFound, AppError } from '../../http/errors.js';
 import type { Auth } from '../../http/auth.js';
 import type { InvalidationBus } from '../../lib/invalidation-bus.js';
 import type { ApiKeysRepo } from './api-keys.repo.js';
+import type { CreateApiKeyInput } from './api-keys.schemas.js';
+import { envelope, type Page } from '../../http/pagination.js';
+import { actorOf } from '../../events/domain-events.js';
 import { displayPrefix, generateApiKey, isWellFormedApiKey } from './api-key-format.js';
 
 // lastUsedAt is advisory: write it at most once a minute per key, not on every request.
@@ -17,7 +20,7 @@ const CACHE_MAX_KEYS = 10_000;
 export const API_KEY_REVOKED = 'api-key.revoked';
 export const ACCOUNT_CHANGED = 'account.changed';
 
-type KeyRow = Awaited<ReturnType<ApiKeysRepo['list']>>[number];
+type KeyRow = Awaited<ReturnType<ApiKeysRepo['list']>>['items'][number];
 
 const toApiKey = (row: KeyRow) => ({
   id: row.id,
@@ -71,24 +74,38 @@ export function createApiKeysService(deps: { repo: ApiKeysRepo; clock: Clock; bu
 
   return {
     /** Creates a key. The plaintext is in this answer only; the database keeps its SHA-256. */
-    async create(auth: Auth, input: { name: string }) {
+    async create(auth: Auth, input: CreateApiKeyInput) {
       const key = generateApiKey();
-      const row = await repo.insert(auth.accountId, {
-        id: newId(),
-        name: input.name.trim(),
-        displayPrefix: displayPrefix(key),
-        keyHash: sha256Hex(key),
-        createdByUserId: auth.userId ?? null,
+      const row = await repo.transaction(async (tx) => {
+        const inserted = await tx.insert(auth.accountId, {
+          id: newId(),
+          name: input.name.trim(),
+          displayPrefix: displayPrefix(key),
+          keyHash: sha256Hex(key),
+          createdByUserId: auth.userId ?? null,
+        });
+        await tx.emit({
+          type: 'api_key.created',
+          accountId: auth.accountId,
+          subject: { type: 'api_key', id: inserted.id },
+          data: { name: inserted.name, displayPrefix: inserted.display_prefix },
+          actor: actorOf(auth),
+        });
+        return inserted;
       });
       return { ...toApiKey(row), key };
     },
 
-    async list(auth: Auth) {
-      return { apiKeys: (await repo.list(auth.accountId)).map(toApiKey) };
+    async list(auth: Auth, page: Page) {
+      const { items, total } = await repo.list(auth.accountId, page);
+      return envelope('apiKeys', items.map(toApiKey), total, page);
     },
 
     async delete(auth: Auth, id: string) {
-      if (!(await repo.delete(auth.accountId, id))) throw notFound('API key');
+      await repo.transaction(async (tx) => {
+        if (!(await tx.delete(auth.accountId, id))) throw notFound('API key');
+        await tx.emit({ type: 'api_key.deleted', accountId: auth.accountId, subject: { type: 'api_key', id }, actor: actorOf(auth) });
+      });
       lastTouched.delete(id);
       await bus.publish(API_KEY_REVOKED, id);
       return { id, deleted: true as const };

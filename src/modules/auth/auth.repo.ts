@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.js';
+import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
 import type { MemberRole } from './auth.tables.js';
 
 export interface SessionAuthRow {
@@ -16,18 +17,17 @@ export interface SessionAuthRow {
  * Users and sessions are global (a user may belong to several accounts); account-scoped reads
  * join through memberships so that a session only ever sees an account it is a member of.
  */
-export function createAuthRepo(db: Db) {
+function authQueries(db: Executor) {
   return {
     async insertAccountWithOwner(
-      executor: Db,
       input: { accountId: string; accountName: string; userId: string; email: string; name: string | null; passwordHash: string },
     ) {
-      await executor.insertInto('accounts').values({ id: input.accountId, name: input.accountName, rate_limit_per_minute: null }).execute();
-      await executor
+      await db.insertInto('accounts').values({ id: input.accountId, name: input.accountName, rate_limit_per_minute: null }).execute();
+      await db
         .insertInto('users')
         .values({ id: input.userId, email: input.email, name: input.name, password_hash: input.passwordHash })
         .execute();
-      await executor
+      await db
         .insertInto('memberships')
         .values({ account_id: input.accountId, user_id: input.userId, role: 'owner' })
         .execute();
@@ -43,6 +43,11 @@ export function createAuthRepo(db: Db) {
 
     findAccount(accountId: string) {
       return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+    },
+
+    async defaultCountry(accountId: string): Promise<string> {
+      const row = await db.selectFrom('accounts').select('default_country').where('id', '=', accountId).executeTakeFirst();
+      return row?.default_country.trim() ?? 'US';
     },
 
     findUserById(userId: string) {
@@ -135,8 +140,8 @@ export function createAuthRepo(db: Db) {
     },
 
     /** Revokes every live session of the user except `keepSessionId` (null revokes them all). */
-    async revokeOtherSessions(executor: Db, userId: string, keepSessionId: string | null, now: Date): Promise<number> {
-      let query = executor
+    async revokeOtherSessions(userId: string, keepSessionId: string | null, now: Date): Promise<number> {
+      let query = db
         .updateTable('sessions')
         .set({ revoked_at: now })
         .where('user_id', '=', userId)
@@ -157,8 +162,8 @@ export function createAuthRepo(db: Db) {
         .execute();
     },
 
-    updatePassword(executor: Db, userId: string, passwordHash: string, now: Date) {
-      return executor
+    updatePassword(userId: string, passwordHash: string, now: Date) {
+      return db
         .updateTable('users')
         .set({ password_hash: passwordHash, password_changed_at: now })
         .where('id', '=', userId)
@@ -175,6 +180,10 @@ export function createAuthRepo(db: Db) {
         .execute();
     },
   };
+}
+
+export function createAuthRepo(db: Db, outbox: OutboxFactory) {
+  return createRepo(db, outbox, authQueries);
 }
 
 export type AuthRepo = ReturnType<typeof createAuthRepo>;

@@ -3,7 +3,7 @@ import type { App } from '../../http/types.js';
 import { SESSION_COOKIE } from '../../http/auth.js';
 import { allow } from '../../http/access.js';
 import { OkBody, responses } from '../../http/schemas.js';
-import type { Services } from '../../services.js';
+import type { AuthService } from './auth.service.js';
 import {
   ChangePasswordBody,
   LoginBody,
@@ -46,9 +46,8 @@ function signedIn(request: FastifyRequest, reply: FastifyReply, started: Started
   return { userId: started.userId, accountId: started.accountId, expiresAt: started.session.expiresAt.toISOString() };
 }
 
-export function authRoutes(app: App, services: Services) {
-  const { auth } = services;
-  const publicBaseUrl = services.config.publicBaseUrl;
+export function authRoutes(app: App, { auth, config }: { auth: AuthService; config: { publicBaseUrl: string | null } }) {
+  const { publicBaseUrl } = config;
 
   app.post(
     '/auth/register',

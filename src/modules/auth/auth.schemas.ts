@@ -1,10 +1,11 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { MEMBER_ROLES } from '../../http/permissions.js';
 import { Nullable, Uuid } from '../../http/schemas.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 // NIST 800-63B: at least 8 characters; the upper bound keeps argon2 input sane.
 const Password = Type.String({ minLength: 8, maxLength: 256 });
-const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
+const Role = Type.Enum([...MEMBER_ROLES]);
 
 export const RegisterBody = Type.Object(
   {
@@ -15,11 +16,13 @@ export const RegisterBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type RegisterInput = Static<typeof RegisterBody>;
 
 export const LoginBody = Type.Object(
   { email: Email, password: Type.String({ minLength: 1, maxLength: 256 }) },
   { additionalProperties: false },
 );
+export type LoginInput = Static<typeof LoginBody>;
 
 export const AccountSummary = Type.Object({ id: Uuid, name: Type.String(), role: Role });
 

@@ -1,4 +1,3 @@
-import type { Db } from '../../db/client.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
@@ -8,18 +7,13 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import { requireUser, type Auth } from '../../http/auth.js';
 import type { CounterStore } from '../../lib/counter-store.js';
 import type { AuthRepo } from './auth.repo.js';
+import type { LoginInput, RegisterInput } from './auth.schemas.js';
 
 export interface ClientInfo {
   ip: string | null;
   userAgent: string | null;
 }
 
-export interface RegisterInput {
-  email: string;
-  password: string;
-  name?: string;
-  accountName?: string;
-}
 
 // Failed logins are counted per email and per client IP over this window.
 const LOGIN_WINDOW_MS = 15 * 60_000;
@@ -31,8 +25,8 @@ const TOUCH_EVERY_MS = 60_000;
 // 32 base62 characters is about 190 random bits, well above the 128 the issue asks for.
 const SESSION_TOKEN_LENGTH = 32;
 
-export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; config: Config; counters: CounterStore }) {
-  const { db, repo, clock, config, counters } = deps;
+export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: Config; counters: CounterStore }) {
+  const { repo, clock, config, counters } = deps;
 
   const loginKeys = (email: string, ip: string | null) => ({
     email: `login-fail:email:${email.toLowerCase()}`,
@@ -71,8 +65,8 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
       const userId = newId();
       const accountId = newId();
       const passwordHash = await hashPassword(input.password);
-      await db.transaction().execute((trx) =>
-        repo.insertAccountWithOwner(trx, {
+      await repo.transaction((tx) =>
+        tx.insertAccountWithOwner({
           accountId,
           accountName: input.accountName?.trim() || `${input.name?.trim() || email}'s account`,
           userId,
@@ -85,7 +79,7 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
       return { userId, accountId, session };
     },
 
-    async login(input: { email: string; password: string }, client: ClientInfo) {
+    async login(input: LoginInput, client: ClientInfo) {
       const keys = loginKeys(input.email.trim(), client.ip);
       await assertLoginAllowed(keys);
       const user = await repo.findUserByEmail(input.email.trim());
@@ -128,9 +122,9 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
       }
       const passwordHash = await hashPassword(input.newPassword);
       const now = clock.now();
-      const revokedSessions = await db.transaction().execute(async (trx) => {
-        await repo.updatePassword(trx, auth.userId, passwordHash, now);
-        return repo.revokeOtherSessions(trx, auth.userId, auth.sessionId ?? null, now);
+      const revokedSessions = await repo.transaction(async (tx) => {
+        await tx.updatePassword(auth.userId, passwordHash, now);
+        return tx.revokeOtherSessions(auth.userId, auth.sessionId ?? null, now);
       });
       return { ok: true as const, revokedSessions };
     },
@@ -157,7 +151,7 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
     /** Signs out every other session of the user; the one making the request stays signed in. */
     async revokeAllSessions(auth: Auth) {
       requireUser(auth);
-      const revoked = await repo.revokeOtherSessions(db, auth.userId, auth.sessionId ?? null, clock.now());
+      const revoked = await repo.revokeOtherSessions(auth.userId, auth.sessionId ?? null, clock.now());
       return { revoked };
     },
 
@@ -185,6 +179,11 @@ export function createAuthService(deps: { db: Db; repo: AuthRepo; clock: Clock; 
     /** Deletes sessions that ended more than a day ago; run periodically by the worker. */
     purgeDeadSessions() {
       return repo.deleteDeadSessions(new Date(clock.now().getTime() - 86_400_000));
+    },
+
+    /** The country numbers written without a country code are read in, for this account. */
+    defaultCountry(accountId: string) {
+      return repo.defaultCountry(accountId);
     },
 
     async me(auth: Auth) {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
 import type { Page } from '../../http/pagination.js';
 import type { CallEventType, CallStatus } from './calls.tables.js';
 
@@ -54,7 +55,7 @@ const COUNTED_FILTERS = new Set(['status', 'agentId', 'campaignId', 'hasRecordin
 const countsTableAnswers = (filters: CallFilters) =>
   Object.entries(filters).every(([name, value]) => value === undefined || COUNTED_FILTERS.has(name));
 
-export function createCallsRepo(db: Db) {
+export function callQueries(db: Executor) {
   /** The account's calls narrowed by the filters; every list query, page or count, starts here. */
   function matchingCalls(accountId: string, filters: CallFilters) {
     let query = db.selectFrom('calls as c').where('c.account_id', '=', accountId);
@@ -189,6 +190,10 @@ export function createCallsRepo(db: Db) {
       return row.total;
     },
   };
+}
+
+export function createCallsRepo(db: Db, outbox: OutboxFactory) {
+  return createRepo(db, outbox, callQueries);
 }
 
 export type CallsRepo = ReturnType<typeof createCallsRepo>;

@@ -1,7 +1,7 @@
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
 import { IdParams, responses } from '../../http/schemas.js';
-import type { Services } from '../../services.js';
+import type { CallsService } from './calls.service.js';
 import {
   CallDetail,
   CallEventList,
@@ -15,7 +15,7 @@ import {
 const read = allow.account('account.read');
 const tags = ['calls'];
 
-export function callsRoutes(app: App, { calls }: Services) {
+export function callsRoutes(app: App, { calls }: { calls: CallsService }) {
   app.get(
     '/calls',
     { config: { access: read },

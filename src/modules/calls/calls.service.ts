@@ -1,5 +1,6 @@
 import type { Auth } from '../../http/auth.js';
 import { invalidField, notFound } from '../../http/errors.js';
+import { envelope } from '../../http/pagination.js';
 import type { CallFilters, CallRow, CallsRepo } from './calls.repo.js';
 import type { ListCallEventsQuery, ListCallsQuery, ListEventsQuery } from './calls.schemas.js';
 
@@ -82,7 +83,7 @@ export function createCallsService(deps: { repo: CallsRepo }) {
       const filters = callFilters(query);
       const page = { limit: query.limit, offset: query.offset };
       const [rows, total] = await Promise.all([repo.listPage(auth.accountId, filters, page), repo.count(auth.accountId, filters)]);
-      return { calls: rows.map(toCallItem), total, ...page };
+      return envelope('calls', rows.map(toCallItem), total, page);
     },
 
     async get(auth: Auth, id: string) {
@@ -116,7 +117,7 @@ export function createCallsService(deps: { repo: CallsRepo }) {
         repo.listEvents(auth.accountId, filters, page, 'oldest_first'),
         repo.countEvents(auth.accountId, filters),
       ]);
-      return { events: rows.map(toEvent), total, ...page };
+      return envelope('events', rows.map(toEvent), total, page);
     },
 
     /** The account's event feed, newest first; callId and type narrow it. */
@@ -127,7 +128,7 @@ export function createCallsService(deps: { repo: CallsRepo }) {
         repo.listEvents(auth.accountId, filters, page, 'newest_first'),
         repo.countEvents(auth.accountId, filters),
       ]);
-      return { events: rows.map(toEvent), total, ...page };
+      return envelope('events', rows.map(toEvent), total, page);
     },
   };
 }

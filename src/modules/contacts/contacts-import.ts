@@ -6,7 +6,8 @@
  *   -> fold repeated numbers in SQL (never a JS set that grows with the file)
  *   -> one transaction: create the list, merge into contacts, flag DNC, add memberships, store counts.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import type { Database } from '../../db/types.js';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
 import { checkDeclaredSize, csvReadError } from '../../http/csv-body.js';
@@ -30,6 +31,10 @@ export interface ImportRequest {
   duplicatePolicy: DuplicatePolicy;
   limitBytes: number;
   now: Date;
+  /** The account's do-not-call numbers (a subquery): imported numbers on it are flagged. */
+  listedNumbers: RawBuilder<unknown>;
+  /** Runs in the transaction that creates the list, once it is complete (the domain event). */
+  onImported(trx: Transaction<Database>, result: { listId: string; counts: ImportCounts }): Promise<void>;
 }
 
 export interface RowError {
@@ -186,9 +191,8 @@ async function mergeContacts(trx: Session, unique: string, request: ImportReques
   const insert = sql`
     INSERT INTO contacts (id, account_id, first_name, last_name, phone_e164, email, company, timezone, attributes, dnc, created_at, updated_at)
     SELECT u.id, ${accountId}::uuid, u.first_name, u.last_name, u.phone_e164, u.email, u.company, u.timezone,
-      COALESCE(u.attributes, '{}'::jsonb), d.phone_e164 IS NOT NULL, ${now}::timestamptz, ${now}::timestamptz
+      COALESCE(u.attributes, '{}'::jsonb), u.phone_e164 IN (${request.listedNumbers}), ${now}::timestamptz, ${now}::timestamptz
     FROM ${sql.table(unique)} u
-    LEFT JOIN dnc_entries d ON d.account_id = ${accountId} AND d.phone_e164 = u.phone_e164
     ORDER BY u.id`; // in key order, the id indexes are appended to rather than written at random
   if (request.duplicatePolicy === 'skip') {
     const result = await sql`${insert} ON CONFLICT (account_id, phone_e164) DO NOTHING`.execute(trx);
@@ -212,7 +216,7 @@ async function mergeContacts(trx: Session, unique: string, request: ImportReques
   return rows[0]!;
 }
 
-async function createList(trx: Session, unique: string, request: ImportRequest, staged: { rows: number; valid: number; invalid: number }) {
+async function createList(trx: Transaction<Database>, unique: string, request: ImportRequest, staged: { rows: number; valid: number; invalid: number }) {
   const { accountId } = request;
   const listId = newId();
   await trx
@@ -240,8 +244,7 @@ async function createList(trx: Session, unique: string, request: ImportRequest, 
     ORDER BY c.id`.execute(trx); // key order again: measured 2.5x faster than join order at 1M rows
   const { rows } = await sql<{ unique_rows: number; dnc: number }>`
     SELECT (SELECT count(*)::int FROM ${sql.table(unique)}) AS unique_rows,
-      (SELECT count(*)::int FROM ${sql.table(unique)} u
-        JOIN dnc_entries d ON d.account_id = ${accountId} AND d.phone_e164 = u.phone_e164) AS dnc`.execute(trx);
+      (SELECT count(*)::int FROM ${sql.table(unique)} u WHERE u.phone_e164 IN (${request.listedNumbers})) AS dnc`.execute(trx);
   const { unique_rows: uniqueRows, dnc } = rows[0]!;
   // imported + updated + duplicates + invalid = rows: with "skip", a number already in the account is a duplicate.
   const duplicates = staged.valid - uniqueRows + (uniqueRows - imported - updated);
@@ -252,6 +255,7 @@ async function createList(trx: Session, unique: string, request: ImportRequest, 
     .where('account_id', '=', accountId)
     .where('id', '=', listId)
     .execute();
+  await request.onImported(trx, { listId, counts });
   return { listId, counts };
 }
 

@@ -1,7 +1,8 @@
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Database } from '../../db/types.js';
-import type { Page } from '../../http/pagination.js';
+import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
+import { paginate, type Page } from '../../http/pagination.js';
 import { likePattern } from '../../db/like.js';
 import type { ContactsTable } from './contacts.tables.js';
 
@@ -59,51 +60,20 @@ function contactFilters(accountId: string, filters: ContactFilters) {
   };
 }
 
-/** The country numbers without a country code are read in, for this account. */
-export async function accountDefaultCountry(db: Db, accountId: string): Promise<string> {
-  const row = await db.selectFrom('accounts').select('default_country').where('id', '=', accountId).executeTakeFirst();
-  return row?.default_country.trim() ?? 'US';
-}
-
-export function createContactsRepo(db: Db) {
+function contactQueries(db: Executor) {
   return {
-    defaultCountry: (accountId: string) => accountDefaultCountry(db, accountId),
-
-    async listLists(accountId: string, page: Page) {
-      const [rows, total] = await Promise.all([
-        db
-          .selectFrom('contact_lists')
-          .selectAll()
-          .where('account_id', '=', accountId)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(page.limit)
-          .offset(page.offset)
-          .execute(),
-        db.selectFrom('contact_lists').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
-      ]);
-      return { items: rows, total: Number(total.n) };
+    listLists(accountId: string, page: Page) {
+      const matching = db.selectFrom('contact_lists').where('account_id', '=', accountId);
+      return paginate(matching, page, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'));
     },
 
     findList(accountId: string, id: string) {
       return db.selectFrom('contact_lists').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
     },
 
-    async listContacts(accountId: string, filters: ContactFilters, page: Page) {
-      const where = contactFilters(accountId, filters);
-      const [rows, total] = await Promise.all([
-        db
-          .selectFrom('contacts')
-          .selectAll()
-          .where(where)
-          .orderBy('contacts.created_at', 'desc')
-          .orderBy('contacts.id', 'desc')
-          .limit(page.limit)
-          .offset(page.offset)
-          .execute(),
-        db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where(where).executeTakeFirstOrThrow(),
-      ]);
-      return { items: rows, total: Number(total.n) };
+    listContacts(accountId: string, filters: ContactFilters, page: Page) {
+      const matching = db.selectFrom('contacts').where(contactFilters(accountId, filters));
+      return paginate(matching, page, (q) => q.selectAll().orderBy('contacts.created_at', 'desc').orderBy('contacts.id', 'desc'));
     },
 
     /**
@@ -139,8 +109,21 @@ export function createContactsRepo(db: Db) {
       return db.selectFrom('contacts').select('id').where('account_id', '=', accountId).where('phone_e164', '=', phoneE164).executeTakeFirst();
     },
 
-    /** Applies the changes; a new number takes its DNC flag from the account's do-not-call list. */
-    update(accountId: string, id: string, changes: ContactChanges, now: Date) {
+    /** Sets the do-not-call flag of the account's contacts with these numbers (a list, or a subquery of numbers). */
+    async setDncFlag(accountId: string, phones: string[] | RawBuilder<unknown>, dnc: boolean, now: Date): Promise<number> {
+      if (Array.isArray(phones) && phones.length === 0) return 0;
+      const result = await db
+        .updateTable('contacts')
+        .set({ dnc, updated_at: now })
+        .where('account_id', '=', accountId)
+        .where('phone_e164', 'in', Array.isArray(phones) ? phones : sql<string>`(${phones})`)
+        .where('dnc', '=', !dnc)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    /** Applies the changes; a new number takes its DNC flag from the account's do-not-call list (`listed`). */
+    update(accountId: string, id: string, changes: ContactChanges, listed: RawBuilder<unknown>, now: Date) {
       const { attributes, ...columns } = changes;
       let query = db.updateTable('contacts').set({ ...columns, updated_at: now });
       if (attributes) {
@@ -152,12 +135,16 @@ export function createContactsRepo(db: Db) {
       }
       if (changes.phone_e164) {
         query = query.set({
-          dnc: sql<boolean>`EXISTS (SELECT 1 FROM dnc_entries d WHERE d.account_id = ${accountId} AND d.phone_e164 = ${changes.phone_e164})`,
+          dnc: sql<boolean>`${changes.phone_e164} IN (${listed})`,
         });
       }
       return query.where('account_id', '=', accountId).where('id', '=', id).returningAll().executeTakeFirst();
     },
   };
+}
+
+export function createContactsRepo(db: Db, outbox: OutboxFactory) {
+  return createRepo(db, outbox, contactQueries);
 }
 
 export type ContactsRepo = ReturnType<typeof createContactsRepo>;

@@ -2,9 +2,9 @@ import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
-import { IdParams, PageQuery, responses } from '../../http/schemas.js';
+import { IdParams, PageOnlyQuery, responses } from '../../http/schemas.js';
 import { closeIfBodyUnread, csvUpload } from '../../http/csv-body.js';
-import type { Services } from '../../services.js';
+import type { ContactsService } from './contacts.service.js';
 import {
   ContactDetail,
   ContactList,
@@ -22,12 +22,11 @@ import {
 const read = allow.account('account.read');
 const write = allow.account('contacts.write');
 const tags = ['contacts'];
-const PageOnly = Type.Object({ ...PageQuery }, { additionalProperties: false });
 const CsvFile = {
   content: { 'text/csv': { schema: Type.String({ description: 'CSV, one contact per row; cells starting with = + - @ are prefixed with an apostrophe.' }) } },
 };
 
-export function contactsRoutes(app: App, { contacts }: Services) {
+export function contactsRoutes(app: App, { contacts }: { contacts: ContactsService }) {
   app.post(
     '/contact-lists',
     {
@@ -47,7 +46,7 @@ export function contactsRoutes(app: App, { contacts }: Services) {
   );
   app.get(
     '/contact-lists',
-    { config: { access: read }, schema: { tags, summary: 'List contact lists, newest first', querystring: PageOnly, response: responses(ContactListPage) } },
+    { config: { access: read }, schema: { tags, summary: 'List contact lists, newest first', querystring: PageOnlyQuery, response: responses(ContactListPage) } },
     async (req) => contacts.listLists(req.auth, req.query),
   );
   app.get(

@@ -1,5 +1,6 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { DateTime, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
+import { DUPLICATE_POLICIES } from './contacts.tables.js';
 
 const Country = Type.String({
   pattern: '^[A-Za-z]{2}$',
@@ -10,7 +11,7 @@ export const ImportQuery = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200, description: 'Name of the new list.' }),
     defaultCountry: Type.Optional(Country),
-    duplicatePolicy: Type.Union([Type.Literal('skip'), Type.Literal('update')], {
+    duplicatePolicy: Type.Enum([...DUPLICATE_POLICIES], {
       default: 'skip',
       description:
         'A number already in the account, or repeated in the file: "skip" keeps the contact as it is ' +
@@ -19,6 +20,8 @@ export const ImportQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export type ImportQuery = Static<typeof ImportQuery>;
 
 export const CsvBody = {
   content: {
@@ -59,7 +62,7 @@ export const ContactList = Type.Object({
   id: Uuid,
   name: Type.String(),
   defaultCountry: Type.String(),
-  duplicatePolicy: Type.Union([Type.Literal('skip'), Type.Literal('update')]),
+  duplicatePolicy: Type.Enum([...DUPLICATE_POLICIES]),
   counts: ImportCounts,
   createdAt: DateTime,
 });
@@ -102,10 +105,13 @@ export const ContactQuery = Type.Object(
   { listId: Type.Optional(Uuid), ...ContactFilterFields, ...PageQuery },
   { additionalProperties: false },
 );
+export type ContactQuery = Static<typeof ContactQuery>;
 
 export const ListContactsQuery = Type.Object({ ...ContactFilterFields, ...PageQuery }, { additionalProperties: false });
+export type ListContactsQuery = Static<typeof ListContactsQuery>;
 
 export const ExportQuery = Type.Object({ listId: Type.Optional(Uuid), ...ContactFilterFields }, { additionalProperties: false });
+export type ExportQuery = Static<typeof ExportQuery>;
 
 const Text = (maxLength: number) => Nullable(Type.String({ maxLength }));
 

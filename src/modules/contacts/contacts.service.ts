@@ -1,35 +1,42 @@
+import type { RawBuilder, Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
+import type { OutboxFactory, TxHandle } from '../../db/repo.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Auth } from '../../http/auth.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
-import type { Page } from '../../http/pagination.js';
+import { envelope, type Page } from '../../http/pagination.js';
+import type { OwnershipCheck } from '../../db/ownership.js';
+import { actorOf } from '../../events/domain-events.js';
+import type { AuthService } from '../auth/auth.service.js';
+import type { DncService } from '../dnc/dnc.service.js';
 import type { CsvUpload } from '../../lib/csv.js';
 import { isPhoneCountry, normalizePhone } from '../../lib/phone.js';
 import { canonicalTimeZone } from '../../lib/timezone.js';
 import { createPhonePool, type PhonePool } from '../../lib/phone-pool.js';
 import { importContactList } from './contacts-import.js';
 import { exportContactsCsv } from './contacts-export.js';
-import { createContactsRepo, type ContactChanges, type ContactFilters, type ContactRow } from './contacts.repo.js';
-import type { ContactListsTable, DuplicatePolicy } from './contacts.tables.js';
+import type { ContactChanges, ContactFilters, ContactRow, ContactsRepo } from './contacts.repo.js';
+import type { ContactListsTable } from './contacts.tables.js';
 import type { DatabaseKind } from '../../db/staging.js';
-import type { Selectable } from 'kysely';
+import type { ContactQuery, ExportQuery, ImportQuery, ListContactsQuery, PatchContactBody } from './contacts.schemas.js';
+import type { Static } from 'typebox';
 
-export interface ContactFilterInput {
-  listId?: string;
-  q?: string;
-  phone?: string;
-  dnc?: boolean;
-}
+type ContactFilterInput = Omit<ContactQuery, 'limit' | 'offset'>;
+type ContactPatch = Static<typeof PatchContactBody>;
 
-export interface ContactPatch {
-  firstName?: string | null;
-  lastName?: string | null;
-  phone?: string;
-  email?: string | null;
-  company?: string | null;
-  timezone?: string | null;
-  attributes?: Record<string, string | null>;
+export interface ContactsDeps {
+  repo: ContactsRepo;
+  /** Imports stage their rows on one session (temporary tables), then merge them in one transaction. */
+  db: Db;
+  databaseKind: DatabaseKind;
+  outbox: OutboxFactory;
+  config: Config;
+  clock: Clock;
+  owned: OwnershipCheck;
+  accounts: Pick<AuthService, 'defaultCountry'>;
+  dnc: Pick<DncService, 'listedNumbersQuery'>;
+  phones?: PhonePool;
 }
 
 const toContact = (row: ContactRow) => ({
@@ -64,13 +71,12 @@ const toContactList = (row: Selectable<ContactListsTable>) => ({
 
 const emptyToNull = (value: string | null | undefined) => (value === undefined ? undefined : value?.trim() || null);
 
-export function createContactsService(deps: { db: Db; config: Config; clock: Clock; databaseKind: DatabaseKind; phones?: PhonePool }) {
-  const { db, config, clock, databaseKind } = deps;
-  const repo = createContactsRepo(db);
+export function createContactsService(deps: ContactsDeps) {
+  const { repo, config, clock, owned, accounts, dnc } = deps;
   const phones = deps.phones ?? createPhonePool();
 
   async function phoneFilter(auth: Auth, phone: string, field: string) {
-    const normalized = normalizePhone(phone, await repo.defaultCountry(auth.accountId));
+    const normalized = normalizePhone(phone, await accounts.defaultCountry(auth.accountId));
     if ('error' in normalized) throw invalidField(field, `is not a valid phone number (${normalized.message})`);
     return normalized.e164;
   }
@@ -105,22 +111,33 @@ export function createContactsService(deps: { db: Db; config: Config; clock: Clo
   }
 
   return {
-    async importList(auth: Auth, query: { name: string; defaultCountry?: string; duplicatePolicy: DuplicatePolicy }, upload: CsvUpload) {
-      const defaultCountry = query.defaultCountry?.toUpperCase() ?? (await repo.defaultCountry(auth.accountId));
+    async importList(auth: Auth, query: ImportQuery, upload: CsvUpload) {
+      const defaultCountry = query.defaultCountry?.toUpperCase() ?? (await accounts.defaultCountry(auth.accountId));
       if (!isPhoneCountry(defaultCountry)) throw invalidField('querystring/defaultCountry', `"${defaultCountry}" is not a country with phone numbers`);
-      return importContactList({ db, databaseKind, phones }, upload, {
+      const name = query.name.trim() || query.name;
+      return importContactList({ db: deps.db, databaseKind: deps.databaseKind, phones }, upload, {
         accountId: auth.accountId,
-        name: query.name.trim() || query.name,
+        name,
         defaultCountry,
         duplicatePolicy: query.duplicatePolicy,
         limitBytes: config.csvBodyLimitBytes,
         now: clock.now(),
+        listedNumbers: dnc.listedNumbersQuery(auth.accountId),
+        async onImported(trx, { listId, counts }) {
+          await deps.outbox(trx).emit({
+            type: 'contact_list.imported',
+            accountId: auth.accountId,
+            subject: { type: 'contact_list', id: listId },
+            data: { name, counts },
+            actor: actorOf(auth),
+          });
+        },
       });
     },
 
     async listLists(auth: Auth, page: Page) {
       const { items, total } = await repo.listLists(auth.accountId, page);
-      return { contactLists: items.map(toContactList), total, ...page };
+      return envelope('contactLists', items.map(toContactList), total, page);
     },
 
     async getList(auth: Auth, id: string) {
@@ -129,14 +146,14 @@ export function createContactsService(deps: { db: Db; config: Config; clock: Clo
       return toContactList(row);
     },
 
-    async listContacts(auth: Auth, input: ContactFilterInput & Page) {
+    async listContacts(auth: Auth, input: ContactQuery) {
       const { limit, offset, ...filterInput } = input;
       const { items, total } = await repo.listContacts(auth.accountId, await filtersOf(auth, filterInput), { limit, offset });
-      return { contacts: items.map(toContact), total, limit, offset };
+      return envelope('contacts', items.map(toContact), total, input);
     },
 
-    async listContactsOfList(auth: Auth, listId: string, input: ContactFilterInput & Page) {
-      if (!(await repo.findList(auth.accountId, listId))) throw notFound('Contact list');
+    async listContactsOfList(auth: Auth, listId: string, input: ListContactsQuery) {
+      await owned.requireOwned(auth, { contactLists: [listId] });
       return this.listContacts(auth, { ...input, listId });
     },
 
@@ -149,20 +166,40 @@ export function createContactsService(deps: { db: Db; config: Config; clock: Clo
     async updateContact(auth: Auth, id: string, patch: ContactPatch) {
       if (!(await repo.findContact(auth.accountId, id))) throw notFound('Contact');
       const changes = await contactChanges(auth, id, patch);
-      const row = await repo.update(auth.accountId, id, changes, clock.now()).catch((error: unknown) => {
-        if ((error as { code?: string }).code === '23505') {
-          throw new AppError('conflict', `Another contact already has the number ${changes.phone_e164}`, { phone: changes.phone_e164 });
-        }
-        throw error;
-      });
-      if (!row) throw notFound('Contact');
+      const row = await repo
+        .transaction(async (tx) => {
+          const updated = await tx.update(auth.accountId, id, changes, dnc.listedNumbersQuery(auth.accountId), clock.now());
+          if (!updated) throw notFound('Contact');
+          await tx.emit({
+            type: 'contact.updated',
+            accountId: auth.accountId,
+            subject: { type: 'contact', id },
+            data: { changed: Object.keys(patch) },
+            actor: actorOf(auth),
+          });
+          return updated;
+        })
+        .catch((error: unknown) => {
+          if ((error as { code?: string }).code === '23505') {
+            throw new AppError('conflict', `Another contact already has the number ${changes.phone_e164}`, { phone: changes.phone_e164 });
+          }
+          throw error;
+        });
       return { ...toContact(row), lists: await repo.listsOfContact(auth.accountId, id) };
     },
 
+    /**
+     * Sets the do-not-call flag of the account's contacts with these numbers, inside the caller's transaction:
+     * the do-not-call list calls this as it changes, so list and flags always agree.
+     */
+    flagDnc(tx: TxHandle, accountId: string, phones: string[] | RawBuilder<unknown>, flagged: boolean, now: Date) {
+      return repo.within(tx).setDncFlag(accountId, phones, flagged, now);
+    },
+
     /** The CSV text of the export, produced batch by batch as the client reads it. */
-    async exportCsv(auth: Auth, input: ContactFilterInput) {
+    async exportCsv(auth: Auth, input: ExportQuery) {
       const filters = await filtersOf(auth, input);
-      if (filters.listId && !(await repo.findList(auth.accountId, filters.listId))) throw notFound('Contact list');
+      if (filters.listId) await owned.requireOwned(auth, { contactLists: [filters.listId] });
       return exportContactsCsv(repo, auth.accountId, filters);
     },
   };

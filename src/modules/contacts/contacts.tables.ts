@@ -20,7 +20,8 @@ export interface ContactsTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
-export type DuplicatePolicy = 'skip' | 'update';
+export const DUPLICATE_POLICIES = ['skip', 'update'] as const;
+export type DuplicatePolicy = (typeof DUPLICATE_POLICIES)[number];
 
 export interface ContactListsTable {
   id: string;

@@ -2,7 +2,8 @@
  * POST /v1/dnc/bulk: numbers from a JSON array or a streamed CSV, staged in a temporary table and
  * added in one short transaction (the same pipeline as contact imports): all or nothing.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import type { Database } from '../../db/types.js';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
 import { checkDeclaredSize, csvReadError } from '../../http/csv-body.js';
@@ -28,6 +29,8 @@ interface BulkContext {
   defaultCountry: string;
   limitBytes: number;
   now: Date;
+  /** Runs in the transaction that adds the numbers: flags the account's contacts and emits the domain event. */
+  afterAdding(trx: Transaction<Database>, phones: RawBuilder<unknown>, added: number): Promise<{ contactsFlagged: number }>;
 }
 
 function* jsonItems(items: Array<string | { phone: string; reason?: string | null }>): Generator<DncItem> {
@@ -99,17 +102,15 @@ async function stageItems(session: Session, staging: string, items: AsyncIterabl
   return { rows, invalid, errors };
 }
 
-async function addStaged(trx: Session, unique: string, context: BulkContext) {
+async function addStaged(trx: Transaction<Database>, unique: string, context: BulkContext) {
   const { accountId, now } = context;
   const added = await sql`
     INSERT INTO dnc_entries (account_id, phone_e164, reason, created_at)
     SELECT ${accountId}::uuid, phone_e164, reason, ${now}::timestamptz FROM ${sql.table(unique)}
     ON CONFLICT (account_id, phone_e164) DO NOTHING`.execute(trx);
-  const flagged = await sql`
-    UPDATE contacts c SET dnc = true, updated_at = ${now}::timestamptz
-    FROM ${sql.table(unique)} u
-    WHERE c.account_id = ${accountId} AND c.phone_e164 = u.phone_e164 AND NOT c.dnc`.execute(trx);
-  return { added: Number(added.numAffectedRows ?? 0), contactsFlagged: Number(flagged.numAffectedRows ?? 0) };
+  const addedCount = Number(added.numAffectedRows ?? 0);
+  const { contactsFlagged } = await context.afterAdding(trx, sql`SELECT phone_e164 FROM ${sql.table(unique)}`, addedCount);
+  return { added: addedCount, contactsFlagged };
 }
 
 export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInput, context: BulkContext) {

@@ -1,72 +1,65 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
-import type { Page } from '../../http/pagination.js';
 import { likePattern } from '../../db/like.js';
+import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
+import { paginate, type Page } from '../../http/pagination.js';
 
-export function createDncRepo(db: Db) {
+function dncQueries(db: Executor) {
   return {
-    /** Adds the number (keeping an existing entry as it is) and flags the account's contacts with it. */
-    add(accountId: string, phoneE164: string, reason: string | null, now: Date) {
-      return db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('dnc_entries')
-          .values({ account_id: accountId, phone_e164: phoneE164, reason, created_at: now })
-          .onConflict((oc) => oc.columns(['account_id', 'phone_e164']).doNothing())
-          .execute();
-        await trx
-          .updateTable('contacts')
-          .set({ dnc: true, updated_at: now })
-          .where('account_id', '=', accountId)
-          .where('phone_e164', '=', phoneE164)
-          .where('dnc', '=', false)
-          .execute();
-        return trx
-          .selectFrom('dnc_entries')
-          .selectAll()
-          .where('account_id', '=', accountId)
-          .where('phone_e164', '=', phoneE164)
-          .executeTakeFirstOrThrow();
-      });
+    /** Adds the number, keeping an existing entry as it is; answers the entry and whether it is new. */
+    async add(accountId: string, phoneE164: string, reason: string | null, now: Date) {
+      const inserted = await db
+        .insertInto('dnc_entries')
+        .values({ account_id: accountId, phone_e164: phoneE164, reason, created_at: now })
+        .onConflict((oc) => oc.columns(['account_id', 'phone_e164']).doNothing())
+        .executeTakeFirst();
+      const entry = await db
+        .selectFrom('dnc_entries')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('phone_e164', '=', phoneE164)
+        .executeTakeFirstOrThrow();
+      return { entry, added: Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0 };
     },
 
-    /** Removes the number and clears the flag on the account's contacts; false when it was not listed. */
-    remove(accountId: string, phoneE164: string, now: Date) {
-      return db.transaction().execute(async (trx) => {
-        const deleted = await trx
-          .deleteFrom('dnc_entries')
-          .where('account_id', '=', accountId)
-          .where('phone_e164', '=', phoneE164)
-          .executeTakeFirst();
-        if (deleted.numDeletedRows === 0n) return false;
-        await trx
-          .updateTable('contacts')
-          .set({ dnc: false, updated_at: now })
-          .where('account_id', '=', accountId)
-          .where('phone_e164', '=', phoneE164)
-          .where('dnc', '=', true)
-          .execute();
-        return true;
-      });
+    /** Removes the number; false when it was not listed. */
+    async remove(accountId: string, phoneE164: string): Promise<boolean> {
+      const deleted = await db
+        .deleteFrom('dnc_entries')
+        .where('account_id', '=', accountId)
+        .where('phone_e164', '=', phoneE164)
+        .executeTakeFirst();
+      return deleted.numDeletedRows > 0n;
     },
 
-    async list(accountId: string, q: string | undefined, page: Page) {
-      let query = db.selectFrom('dnc_entries').where('account_id', '=', accountId);
+    list(accountId: string, q: string | undefined, page: Page) {
+      let matching = db.selectFrom('dnc_entries').where('account_id', '=', accountId);
       if (q) {
         const digits = q.replace(/\D/g, '');
-        query = query.where((eb) =>
+        matching = matching.where((eb) =>
           eb.or([
             eb('reason', 'ilike', likePattern(q.trim())),
             ...(digits ? [eb('phone_e164', 'like', likePattern(digits))] : []),
           ]),
         );
       }
-      const [items, total] = await Promise.all([
-        query.selectAll().orderBy('created_at', 'desc').orderBy('phone_e164').limit(page.limit).offset(page.offset).execute(),
-        query.select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow(),
-      ]);
-      return { items, total: Number(total.n) };
+      return paginate(matching, page, (query) => query.selectAll().orderBy('created_at', 'desc').orderBy('phone_e164'));
     },
   };
+}
+
+/**
+ * The account's listed numbers as a subquery, for statements of other modules that must match against the list
+ * in bulk (a contact import flags listed numbers in one pass) without naming this module's table.
+ */
+export function listedNumbersQuery(accountId: string): RawBuilder<unknown> {
+  return sql`SELECT phone_e164 FROM dnc_entries WHERE account_id = ${accountId}`;
+}
+
+export type DncTx = Tx<ReturnType<typeof dncQueries>>;
+
+export function createDncRepo(db: Db, outbox: OutboxFactory) {
+  return createRepo(db, outbox, dncQueries);
 }
 
 export type DncRepo = ReturnType<typeof createDncRepo>;

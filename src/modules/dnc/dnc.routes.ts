@@ -5,7 +5,7 @@ import { AppError } from '../../http/errors.js';
 import { responses } from '../../http/schemas.js';
 import { closeIfBodyUnread, CSV_MEDIA_TYPES, csvUpload, hasCsvBody } from '../../http/csv-body.js';
 import type { DncBulkInput } from './dnc-bulk.js';
-import type { Services } from '../../services.js';
+import type { DncService } from './dnc.service.js';
 import { AddDncBody, BulkDncBody, BulkDncResult, DeletedDncBody, DncEntry, DncPage, DncPhoneParams, DncQuery } from './dnc.schemas.js';
 
 const read = allow.account('account.read');
@@ -21,7 +21,7 @@ function bulkInput(req: FastifyRequest): DncBulkInput {
   });
 }
 
-export function dncRoutes(app: App, { dnc }: Services) {
+export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
   app.post(
     '/dnc',
     { config: { access: write },

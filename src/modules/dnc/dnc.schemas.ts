@@ -1,10 +1,11 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { DateTime, Nullable, PageFields, PageQuery } from '../../http/schemas.js';
 
 const Phone = Type.String({ minLength: 1, maxLength: 64, description: 'Any common format; stored in E.164.' });
 const Reason = Type.String({ maxLength: 500 });
 
 export const AddDncBody = Type.Object({ phone: Phone, reason: Type.Optional(Nullable(Reason)) }, { additionalProperties: false });
+export type AddDncInput = Static<typeof AddDncBody>;
 
 export const DncEntry = Type.Object({
   phone: Type.String({ description: 'E.164, e.g. +14155550123.' }),
@@ -16,8 +17,9 @@ export const DncQuery = Type.Object(
   { q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Digits of the number, or words of the reason.' })), ...PageQuery },
   { additionalProperties: false },
 );
+export type DncQuery = Static<typeof DncQuery>;
 
-export const DncPage = Type.Object({ entries: Type.Array(DncEntry), ...PageFields });
+export const DncPage = Type.Object({ dncEntries: Type.Array(DncEntry), ...PageFields });
 
 export const DncPhoneParams = Type.Object(
   { phone: Type.String({ minLength: 1, maxLength: 64, description: 'URL-encoded, any common format: %2B14155550123, (415)%20555-0123.' }) },

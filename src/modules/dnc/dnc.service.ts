@@ -1,14 +1,18 @@
 import type { Db } from '../../db/client.js';
+import type { OutboxFactory } from '../../db/repo.js';
+import type { DatabaseKind } from '../../db/staging.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Auth } from '../../http/auth.js';
 import { invalidField, notFound } from '../../http/errors.js';
-import type { Page } from '../../http/pagination.js';
+import { envelope } from '../../http/pagination.js';
 import { normalizePhone } from '../../lib/phone.js';
-import { accountDefaultCountry } from '../contacts/contacts.repo.js';
-import type { DatabaseKind } from '../../db/staging.js';
+import { actorOf } from '../../events/domain-events.js';
+import type { AuthService } from '../auth/auth.service.js';
+import type { ContactsService } from '../contacts/contacts.service.js';
 import { addDncInBulk, type DncBulkInput } from './dnc-bulk.js';
-import { createDncRepo } from './dnc.repo.js';
+import { listedNumbersQuery, type DncRepo } from './dnc.repo.js';
+import type { AddDncInput, DncQuery } from './dnc.schemas.js';
 
 const toEntry = (row: { phone_e164: string; reason: string | null; created_at: Date }) => ({
   phone: row.phone_e164,
@@ -16,44 +20,90 @@ const toEntry = (row: { phone_e164: string; reason: string | null; created_at: D
   createdAt: row.created_at.toISOString(),
 });
 
-export function createDncService(deps: { db: Db; config: Config; clock: Clock; databaseKind: DatabaseKind }) {
-  const { db, config, clock, databaseKind } = deps;
-  const repo = createDncRepo(db);
+export interface DncDeps {
+  repo: DncRepo;
+  /** Bulk additions stage their rows on one session (temporary tables), then add them in one transaction. */
+  db: Db;
+  databaseKind: DatabaseKind;
+  outbox: OutboxFactory;
+  config: Config;
+  clock: Clock;
+  accounts: Pick<AuthService, 'defaultCountry'>;
+  /** Contacts carry a do-not-call flag of their own, kept by their module in the same transaction as the list. */
+  contacts: Pick<ContactsService, 'flagDnc'>;
+}
+
+export function createDncService(deps: DncDeps) {
+  const { repo, config, clock, accounts, contacts } = deps;
 
   async function e164(auth: Auth, phone: string, field: string) {
-    const normalized = normalizePhone(phone, await accountDefaultCountry(db, auth.accountId));
-    if ('error' in normalized) {
-      throw invalidField(field, `is not a valid phone number (${normalized.message})`);
-    }
+    const normalized = normalizePhone(phone, await accounts.defaultCountry(auth.accountId));
+    if ('error' in normalized) throw invalidField(field, `is not a valid phone number (${normalized.message})`);
     return normalized.e164;
   }
 
   return {
     /** Idempotent: adding a listed number again changes nothing and answers the existing entry. */
-    async add(auth: Auth, input: { phone: string; reason?: string | null }) {
+    async add(auth: Auth, input: AddDncInput) {
       const phone = await e164(auth, input.phone, 'body/phone');
-      return toEntry(await repo.add(auth.accountId, phone, input.reason?.trim() || null, clock.now()));
+      const now = clock.now();
+      return repo.transaction(async (tx) => {
+        const { entry, added } = await tx.add(auth.accountId, phone, input.reason?.trim() || null, now);
+        if (added) {
+          await contacts.flagDnc(tx, auth.accountId, [phone], true, now);
+          await tx.emit({
+            type: 'dnc.added',
+            accountId: auth.accountId,
+            subject: { type: 'phone_number', id: phone },
+            data: { reason: entry.reason, source: 'api' },
+            actor: actorOf(auth),
+          });
+        }
+        return toEntry(entry);
+      });
     },
 
-    async list(auth: Auth, query: { q?: string } & Page) {
+    async list(auth: Auth, query: DncQuery) {
       const { items, total } = await repo.list(auth.accountId, query.q, query);
-      return { entries: items.map(toEntry), total, limit: query.limit, offset: query.offset };
+      return envelope('dncEntries', items.map(toEntry), total, query);
     },
 
     async remove(auth: Auth, rawPhone: string) {
       const phone = await e164(auth, rawPhone, 'params/phone');
-      if (!(await repo.remove(auth.accountId, phone, clock.now()))) throw notFound('Do-not-call entry');
-      return { phone, deleted: true as const };
+      const now = clock.now();
+      return repo.transaction(async (tx) => {
+        if (!(await tx.remove(auth.accountId, phone))) throw notFound('Do-not-call entry');
+        await contacts.flagDnc(tx, auth.accountId, [phone], false, now);
+        await tx.emit({ type: 'dnc.removed', accountId: auth.accountId, subject: { type: 'phone_number', id: phone }, actor: actorOf(auth) });
+        return { phone, deleted: true as const };
+      });
     },
 
     async addBulk(auth: Auth, input: DncBulkInput) {
-      return addDncInBulk(db, databaseKind, input, {
+      const now = clock.now();
+      return addDncInBulk(deps.db, deps.databaseKind, input, {
         accountId: auth.accountId,
-        defaultCountry: await accountDefaultCountry(db, auth.accountId),
+        defaultCountry: await accounts.defaultCountry(auth.accountId),
         limitBytes: config.csvBodyLimitBytes,
-        now: clock.now(),
+        now,
+        afterAdding: async (trx, phones, added) => {
+          const contactsFlagged = await contacts.flagDnc({ trx }, auth.accountId, phones, true, now);
+          if (added > 0) {
+            await deps.outbox(trx).emit({
+              type: 'dnc.added',
+              accountId: auth.accountId,
+              subject: { type: 'dnc_list', id: auth.accountId },
+              data: { added, source: 'bulk' },
+              actor: actorOf(auth),
+            });
+          }
+          return { contactsFlagged };
+        },
       });
     },
+
+    /** The account's listed numbers as a subquery, for another module's bulk statements. */
+    listedNumbersQuery,
   };
 }
 

@@ -79,10 +79,10 @@ test('the list is paginated, newest first, and searchable by digits or reason', 
   await add(user, { phone: '+442079460958', reason: 'asked to stop' });
   const page = await list(user, '?limit=2');
   assert.equal(page.json().total, 3);
-  assert.deepEqual(page.json().entries.map((e: { phone: string }) => e.phone), ['+442079460958', '+12125550123']);
-  assert.equal((await list(user, '?limit=2&offset=2')).json().entries[0].phone, '+14155552671');
-  assert.deepEqual((await list(user, '?q=litig')).json().entries.map((e: { phone: string }) => e.phone), ['+14155552671']);
-  assert.deepEqual((await list(user, '?q=(212)%20555')).json().entries.map((e: { phone: string }) => e.phone), ['+12125550123']);
+  assert.deepEqual(page.json().dncEntries.map((e: { phone: string }) => e.phone), ['+442079460958', '+12125550123']);
+  assert.equal((await list(user, '?limit=2&offset=2')).json().dncEntries[0].phone, '+14155552671');
+  assert.deepEqual((await list(user, '?q=litig')).json().dncEntries.map((e: { phone: string }) => e.phone), ['+14155552671']);
+  assert.deepEqual((await list(user, '?q=(212)%20555')).json().dncEntries.map((e: { phone: string }) => e.phone), ['+12125550123']);
   assert.equal((await list(user, '?limit=501')).statusCode, 400);
 });
 
@@ -96,7 +96,7 @@ test('bulk from a JSON array: strings or objects, invalid ones reported, contact
   assert.deepEqual({ ...body, errors: undefined }, { rows: 5, added: 2, duplicates: 2, invalid: 1, contactsFlagged: 1, errors: undefined });
   assert.deepEqual(body.errors, [{ row: 3, phone: 'garbage', reason: 'not_a_number', message: 'Not a phone number' }]);
   assert.deepEqual(await dncFlags(user), { '+14155552671': true, '+16465553890': true });
-  const entries = (await list(user, '?q=complaint')).json().entries;
+  const entries = (await list(user, '?q=complaint')).json().dncEntries;
   assert.equal(entries[0].phone, '+12125550123');
 });
 
@@ -106,7 +106,7 @@ test('bulk from CSV: with a header, or one number per line', async () => {
   assert.equal(withHeader.statusCode, 200, withHeader.body);
   assert.deepEqual({ ...(withHeader.json() as object), errors: undefined }, { rows: 4, added: 2, duplicates: 1, invalid: 1, contactsFlagged: 0, errors: undefined });
   assert.equal(withHeader.json().errors[0].row, 4);
-  assert.equal((await list(user, '?q=asked')).json().entries[0].phone, '+14155552671');
+  assert.equal((await list(user, '?q=asked')).json().dncEntries[0].phone, '+14155552671');
 
   const plain = await bulkCsv(user, fixture('dnc-numbers-only.csv'));
   assert.equal(plain.statusCode, 200, plain.body);

@@ -3,7 +3,7 @@ import type { App } from '../../http/types.js';
 import { AppError } from '../../http/errors.js';
 import { allow } from '../../http/access.js';
 import { DateTime, Nullable, responses } from '../../http/schemas.js';
-import type { Services } from '../../services.js';
+import type { SystemService } from './system.service.js';
 
 const tags = ['system'];
 const ComponentStatus = Type.Union([Type.Literal('ok'), Type.Literal('down'), Type.Literal('disabled')]);
@@ -42,7 +42,7 @@ const PublicStatusBody = Type.Object({
 });
 
 /** /api/health sits outside /v1 (SPEC §9), so it is registered on the /api scope. */
-export function healthRoutes(app: App, { system }: Services) {
+export function healthRoutes(app: App, { system }: { system: SystemService }) {
   app.get(
     '/health',
     { config: { access: allow.public }, schema: { tags, summary: 'Liveness and database check; 503 when the database is down', response: responses(HealthBody) } },
@@ -54,7 +54,7 @@ export function healthRoutes(app: App, { system }: Services) {
   );
 }
 
-export function systemRoutes(app: App, { system }: Services) {
+export function systemRoutes(app: App, { system }: { system: SystemService }) {
   app.get(
     '/public-config',
     { config: { access: allow.public }, schema: { tags, summary: 'What a client needs before signing in', response: responses(PublicConfigBody) } },

@@ -1,0 +1,83 @@
+/**
+ * How a module declares its background work, in `<module>.jobs.ts`: jobs (a payload schema, a queue policy, an
+ * optional schedule and a handler) and domain-event subscriptions. A handler receives its own module's service,
+ * never the others. jobs/registry.ts only gathers the modules' declarations.
+ */
+import type { Static, TSchema } from 'typebox';
+import { Type } from 'typebox';
+import type { Logger } from 'pino';
+import type { Services } from '../services.js';
+import type { DomainEvent, DomainEventType } from '../events/domain-events.js';
+
+export interface JobContext {
+  /** Carries the job's name and id on every line. */
+  log: Logger;
+  jobId: string;
+}
+
+/** Stored by pg-boss with the queue, so every producer and worker applies the same policy. */
+export interface JobQueuePolicy {
+  retryLimit?: number;
+  /** Seconds before the first retry (doubled each time with retryBackoff). */
+  retryDelay?: number;
+  retryBackoff?: boolean;
+  /** A handler still running after this long is failed (and retried). */
+  expireInSeconds?: number;
+  /** How long a job waits to be picked up before it is dropped. */
+  retentionMinutes?: number;
+}
+
+export interface ModuleJob<S extends TSchema, Service> {
+  /** Checked before the handler runs: a job whose payload does not match fails instead of running. */
+  payload: S;
+  /** Cron expression, in UTC: the worker role enqueues the job on this schedule. */
+  schedule?: string;
+  policy?: JobQueuePolicy;
+  /** Handlers running at once per worker process; 1 unless the job is safe to overlap. */
+  concurrency?: number;
+  handle(payload: Static<S>, service: Service, context: JobContext): Promise<unknown>;
+}
+
+/**
+ * A subscriber to domain events. Each event it applies to becomes one job on its own queue, enqueued in the
+ * transaction that wrote the event. Delivery is at least once (a crash mid-handler retries it), so a handler
+ * must be idempotent on `event.id`; the audit log, for one, keys its rows by it.
+ */
+export interface EventSubscription<Service> {
+  events: readonly DomainEventType[] | 'all';
+  policy?: JobQueuePolicy;
+  concurrency?: number;
+  handle(event: DomainEvent, service: Service, context: JobContext): Promise<unknown>;
+}
+
+/** What the worker runs: any job or subscription, with the module's service picked out of all of them. */
+export interface RunnableJob {
+  payload: TSchema;
+  schedule?: string;
+  policy?: JobQueuePolicy;
+  concurrency?: number;
+  run(payload: unknown, services: Services, context: JobContext): Promise<unknown>;
+}
+export type JobRegistry = Record<string, RunnableJob>;
+
+export type ModuleName = keyof Services;
+
+/** Keeps a job's payload type tied to its handler's argument. */
+export function defineJob<S extends TSchema, Service>(job: ModuleJob<S, Service>): ModuleJob<S, Service> {
+  return job;
+}
+
+export interface ModuleJobs<M extends ModuleName, J extends Record<string, ModuleJob<TSchema, Services[M]>>> {
+  module: M;
+  jobs: J;
+  subscriptions: Record<string, EventSubscription<Services[M]>>;
+}
+
+export function moduleJobs<M extends ModuleName, J extends Record<string, ModuleJob<any, Services[M]>>>(
+  module: M,
+  declared: { jobs?: J; subscriptions?: Record<string, EventSubscription<Services[M]>> },
+): ModuleJobs<M, J> {
+  return { module, jobs: declared.jobs ?? ({} as J), subscriptions: declared.subscriptions ?? {} };
+}
+
+export const EventJobPayload = Type.Object({ eventId: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
