@@ -47,7 +47,7 @@ async function storedEvents(app: TestApp, accountId: string) {
 
 test('each change writes one domain event; a refused change writes none', async () => {
   const user = await signUp(t.app);
-  const call = (method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+  const call = (method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
     t.app.inject({ method, url: `/api/v1${url}`, headers: user.headers, ...(payload === undefined ? {} : { payload }) });
   const agent = (await call('POST', '/agents', { name: 'Setter', mission: 'Book a demo' })).json();
   assert.equal((await call('PATCH', `/agents/${agent.id}`, { mission: 'Book two demos' })).statusCode, 200);
