@@ -31,7 +31,7 @@ export interface NewAgentVersion {
 }
 
 /** Every query is scoped by account, and a soft-deleted agent is invisible to all of them. */
-function agentQueries(db: Executor) {
+export function agentQueries(db: Executor) {
   const live = (accountId: string) =>
     db.selectFrom('agents').where('account_id', '=', accountId).where('deleted_at', 'is', null);
 

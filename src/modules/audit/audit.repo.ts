@@ -8,7 +8,7 @@ export interface AuditFilters {
   subjectId?: string;
 }
 
-function auditQueries(db: Executor) {
+export function auditQueries(db: Executor) {
   return {
     /** Records the event once: a second delivery of the same event id changes nothing. */
     async record(accountId: string, event: DomainEvent): Promise<boolean> {

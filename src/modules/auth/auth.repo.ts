@@ -17,7 +17,7 @@ export interface SessionAuthRow {
  * Users and sessions are global (a user may belong to several accounts); account-scoped reads
  * join through memberships so that a session only ever sees an account it is a member of.
  */
-function authQueries(db: Executor) {
+export function authQueries(db: Executor) {
   return {
     async insertAccountWithOwner(
       input: { accountId: string; accountName: string; userId: string; email: string; name: string | null; passwordHash: string },

@@ -60,7 +60,7 @@ function contactFilters(accountId: string, filters: ContactFilters) {
   };
 }
 
-function contactQueries(db: Executor) {
+export function contactQueries(db: Executor) {
   return {
     listLists(accountId: string, page: Page) {
       const matching = db.selectFrom('contact_lists').where('account_id', '=', accountId);

@@ -4,7 +4,7 @@ import { likePattern } from '../../db/like.js';
 import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
 import { paginate, type Page } from '../../http/pagination.js';
 
-function dncQueries(db: Executor) {
+export function dncQueries(db: Executor) {
   return {
     /** Adds the number, keeping an existing entry as it is; answers the entry and whether it is new. */
     async add(accountId: string, phoneE164: string, reason: string | null, now: Date) {

@@ -1,0 +1,148 @@
+/**
+ * Tenant scoping, checked on the SQL itself: every query method of every repo is compiled through Kysely, and a
+ * statement that touches a table holding tenant data (one with an account_id column) without naming account_id
+ * fails the test. The few statements that are scoped some other way are listed below, each with its reason.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
+import type { Database } from '../src/db/types.js';
+import { agentQueries } from '../src/modules/agents/agents.repo.js';
+import { apiKeyQueries } from '../src/modules/api-keys/api-keys.repo.js';
+import { auditQueries } from '../src/modules/audit/audit.repo.js';
+import { authQueries } from '../src/modules/auth/auth.repo.js';
+import { callQueries } from '../src/modules/calls/calls.repo.js';
+import { contactQueries } from '../src/modules/contacts/contacts.repo.js';
+import { dncQueries } from '../src/modules/dnc/dnc.repo.js';
+import { domainEventQueries } from '../src/events/domain-events.repo.js';
+import { buildTestApp } from './helpers.js';
+
+/** Statements not scoped by account, and why that is right. */
+const UNSCOPED: Record<string, string> = {
+  'apiKeys.findForAuth': 'the key hash is what names the account',
+  'auth.listMemberships': "a user's own memberships, across the accounts they belong to",
+  'auth.findLiveSession': 'the session token hash is what names the user and account',
+  'auth.touchSession': 'by the id of the session just authenticated',
+  'auth.deleteDeadSessions': 'housekeeping across all accounts (a scheduled job)',
+  'auth.listSessions': "a user's own sessions",
+  'auth.revokeOtherSessions': "a user's own sessions",
+  'auth.revokeSession': "the caller's own session",
+  'domainEvents.find': "a subscriber's job carries only the event id",
+  'domainEvents.deleteBefore': 'retention across all accounts (a scheduled job)',
+};
+
+const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
+const ID = '00000000-0000-4000-8000-0000000000bb';
+
+/** Stands in for any argument: every property is another stand-in, so every optional filter is "set". */
+function anything(): any {
+  return new Proxy({}, {
+    get(_, property) {
+      if (property === Symbol.toPrimitive) return () => 1;
+      if (property === 'then' || property === 'toOperationNode') return undefined;
+      if (property === Symbol.iterator) return function* () {};
+      if (property === 'toISOString') return () => '2026-01-01T00:00:00.000Z';
+      return anything();
+    },
+    ownKeys: () => [],
+  });
+}
+
+/** Arguments for methods the stand-in cannot fill (they branch on the argument's shape). */
+const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
+  'contacts.setDncFlag': (q) => q.setDncFlag(ACCOUNT, ['+14155552671'], true, new Date()),
+  'contacts.update': (q) =>
+    q.update(ACCOUNT, ID, { first_name: 'A', phone_e164: '+14155552671', attributes: { a: 'b', c: null } }, sql`SELECT '+1'`, new Date()),
+  'contacts.exportBatch': (q) => q.exportBatch(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { at: '2026-01-01', id: ID }, 10),
+  'contacts.listContacts': (q) => q.listContacts(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { limit: 10, offset: 0 }),
+  'calls.listPage': (q) => q.listPage(ACCOUNT, { status: 'completed', agentId: ID, createdFrom: new Date() }, { limit: 10, offset: 200 }),
+  'calls.count': (q) => q.count(ACCOUNT, { status: 'completed', contactId: ID }),
+  'calls.countEvents': (q) => q.countEvents(ACCOUNT, {}),
+  'calls.pageQuery': (q) => q.pageQuery(ACCOUNT, { status: 'completed' }, { limit: 10, offset: 0 }).execute(),
+  'auth.insertAccountWithOwner': (q) =>
+    q.insertAccountWithOwner({ accountId: ACCOUNT, accountName: 'A', userId: ID, email: 'a@example.com', name: null, passwordHash: 'x' }),
+  'auth.insertSession': (q) =>
+    q.insertSession({ id: ID, tokenHash: 'x', userId: ID, accountId: ACCOUNT, ip: null, userAgent: null, expiresAt: new Date() }),
+  'domainEvents.insert': (q) =>
+    q.insert({ id: ID, type: 'agent.created', accountId: ACCOUNT, subject: { type: 'agent', id: ID }, data: {}, actor: null, occurredAt: new Date() }),
+  'dnc.list': (q) => q.list(ACCOUNT, '415 asked', { limit: 10, offset: 0 }),
+};
+
+function recordingDb() {
+  const statements: string[] = [];
+  const db = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+    log: (event) => void statements.push(event.query.sql),
+  });
+  return { db, statements };
+}
+
+const REPOS = {
+  agents: agentQueries,
+  apiKeys: apiKeyQueries,
+  audit: auditQueries,
+  auth: authQueries,
+  calls: callQueries,
+  contacts: contactQueries,
+  dnc: dncQueries,
+  domainEvents: domainEventQueries,
+};
+
+async function tenantTables(): Promise<Set<string>> {
+  const app = await buildTestApp();
+  try {
+    const { rows } = await sql<{ table_name: string }>`
+      SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'account_id'`.execute(
+      app.infra.database.db,
+    );
+    return new Set(rows.map((row) => row.table_name));
+  } finally {
+    await app.close();
+  }
+}
+
+/** account_id compared with a parameter (a WHERE or ON clause), or written by an INSERT. */
+const isScoped = (statement: string) =>
+  /account_id"?\s*(=|in)\s*(\$\d|\(\$)/i.test(statement) || /^insert into [^(]+\([^)]*\baccount_id\b/i.test(statement);
+
+const TABLE_REFERENCE = /\b(?:from|join|update|into)\s+"?([a-z_]+)"?/gi;
+
+test('every repo statement on tenant data names account_id', async () => {
+  const tenant = await tenantTables();
+  assert.ok(tenant.has('agents') && tenant.has('contacts') && !tenant.has('users'));
+  const problems: string[] = [];
+  const unusedExceptions = new Set(Object.keys(UNSCOPED));
+  for (const [repoName, queries] of Object.entries(REPOS)) {
+    const { db, statements } = recordingDb();
+    const repo = queries(db) as Record<string, unknown>;
+    for (const [method, fn] of Object.entries(repo)) {
+      if (typeof fn !== 'function') continue;
+      const name = `${repoName}.${method}`;
+      statements.length = 0;
+      const example = EXAMPLES[name];
+      await Promise.resolve()
+        .then(() => (example ? example(repo) : (fn as (...args: unknown[]) => unknown)(ACCOUNT, anything(), anything(), anything(), anything())))
+        .catch(() => undefined); // the dummy driver answers no rows; the SQL was compiled and recorded before that
+      if (statements.length === 0) {
+        problems.push(`${name} compiled no SQL: give it an example in EXAMPLES`);
+        continue;
+      }
+      for (const statement of statements) {
+        const tables = [...statement.matchAll(TABLE_REFERENCE)].map((m) => m[1]!).filter((t) => tenant.has(t));
+        if (tables.length === 0 || isScoped(statement)) continue;
+        if (UNSCOPED[name]) {
+          unusedExceptions.delete(name);
+          continue;
+        }
+        problems.push(`${name} touches ${tables.join(', ')} without account_id: ${statement}`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+  assert.deepEqual([...unusedExceptions], [], 'exceptions that no longer apply: remove them from UNSCOPED');
+});
