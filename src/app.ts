@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { installErrorHandling } from './http/errors.js';
 import { resolveAuth } from './http/auth.js';
-import { allow, checkAccess, routeAccess } from './http/access.js';
+import { allow, checkAccess, routeAccess, type Access } from './http/access.js';
 import { AppError } from './http/errors.js';
 import { enforceRateLimit } from './http/rate-limit.js';
 import { createValidatorCompiler } from './http/validation.js';
@@ -67,10 +67,11 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { url: '/api/v1/openapi.json' } });
 
   // Every versioned route says who may call it; a route that forgets is a startup error, not an open door.
+  const routes: RegisteredRoute[] = [];
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/api/v1/') && !route.config?.access) {
-      throw new Error(`Route ${String(route.method)} ${route.url} declares no access (config.access)`);
-    }
+    if (!route.url.startsWith('/api/v1/')) return;
+    if (!route.config?.access) throw new Error(`Route ${String(route.method)} ${route.url} declares no access (config.access)`);
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, access: route.config.access });
   });
 
   const authenticators = { apiKey: services.apiKeys.authenticate, session: services.auth.authenticateSession };
@@ -114,5 +115,12 @@ export async function buildApp(options: BuildAppOptions) {
     { prefix: '/api' },
   );
 
-  return { app, services };
+  return { app, services, routes };
+}
+
+/** A versioned route and who may call it: what the access walk in the tests goes through. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  access: Access;
 }

@@ -58,11 +58,12 @@ export async function buildTestApp(options: TestAppOptions = {}) {
   // A unique Redis prefix per app keeps parallel test files from sharing rate-limit counters.
   const redisKeyPrefix = options.redisKeyPrefix ?? `parley-test:${randomBytes(6).toString('hex')}:`;
   const infra = await openInfrastructure(config, { redisKeyPrefix });
-  const { app, services } = await buildApp({ config, ...infra, clock: options.clock ?? systemClock, logger: false });
+  const { app, services, routes } = await buildApp({ config, ...infra, clock: options.clock ?? systemClock, logger: false });
   await app.ready();
   return {
     app,
     services,
+    routes,
     config,
     infra,
     database,

@@ -1,0 +1,123 @@
+/**
+ * Declared access, walked over every registered route: each role gets 403 exactly where the permission matrix
+ * says so, anonymous callers get 401, and no spelling of a URL reaches a handler without the route's check.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { buildTestApp, errorBody, signUp, type SignedUp, type TestApp } from './helpers.js';
+import { MEMBER_ROLES, roleMayTake, type MemberRole } from '../src/http/permissions.js';
+import type { RegisteredRoute } from '../src/app.js';
+
+let t: TestApp;
+before(async () => (t = await buildTestApp()));
+after(async () => t.close());
+
+/** A signed-in user with `role` in the owner's account (memberships are inserted until the team API exists). */
+async function memberWithRole(owner: SignedUp, role: MemberRole) {
+  const user = await signUp(t.app);
+  await t.infra.database.db.insertInto('memberships').values({ account_id: owner.accountId, user_id: user.userId, role }).execute();
+  const switched = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/switch-account',
+    headers: { cookie: user.cookie },
+    payload: { accountId: owner.accountId },
+  });
+  assert.equal(switched.statusCode, 200, switched.body);
+  return { cookie: user.cookie };
+}
+
+const SOME_ID = '00000000-0000-4000-8000-000000000001';
+const concrete = (url: string) => url.replace(/:phone\b/, '%2B14155550000').replace(/:[a-zA-Z]+/g, SOME_ID);
+// Signing out last, so the walk keeps its sessions until the end.
+const signOutLast = (a: RegisteredRoute, b: RegisteredRoute) => Number(a.url.endsWith('/logout')) - Number(b.url.endsWith('/logout'));
+
+function send(route: RegisteredRoute, headers: Record<string, string>) {
+  return t.app.inject({
+    method: route.method as 'GET',
+    url: concrete(route.url),
+    headers,
+    ...(route.method === 'GET' || route.method === 'DELETE' ? {} : { payload: {} }),
+  });
+}
+
+test('every route declares its access, and the matrix decides each role\'s answer', async () => {
+  assert.ok(t.routes.length >= 30, `${t.routes.length} routes registered`);
+  const owner = await signUp(t.app);
+  const sessions = Object.fromEntries(
+    await Promise.all(MEMBER_ROLES.map(async (role) => [role, role === 'owner' ? { cookie: owner.cookie } : await memberWithRole(owner, role)])),
+  ) as Record<MemberRole, { cookie: string }>;
+  const accountRoutes = t.routes.filter((route) => route.access.kind === 'account').sort(signOutLast);
+  const wrong: string[] = [];
+  for (const role of MEMBER_ROLES) {
+    for (const route of accountRoutes) {
+      if (route.access.kind !== 'account') continue;
+      const response = await send(route, { cookie: sessions[role].cookie });
+      const allowed = roleMayTake(role, route.access.action);
+      const refused = response.statusCode === 403;
+      if (allowed === refused || response.statusCode === 401 || response.statusCode >= 500) {
+        wrong.push(`${role} ${route.method} ${route.url} (${route.access.action}): ${response.statusCode} ${response.body.slice(0, 120)}`);
+      }
+      if (refused) assert.equal(errorBody(response).error, 'forbidden');
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+test('API keys act as admins: key management yes, nothing an owner alone may do', async () => {
+  const owner = await signUp(t.app);
+  // Routes about one's own sign-in act on a signed-in user, which a key is not; they refuse keys by their data.
+  for (const route of t.routes) {
+    if (route.access.kind !== 'account' || route.access.action === 'self.manage') continue;
+    const response = await send(route, owner.headers);
+    assert.equal(response.statusCode === 403, !roleMayTake('admin', route.access.action), `${route.method} ${route.url}: ${response.statusCode}`);
+  }
+});
+
+test('without credentials every non-public route is 401; public routes answer', async () => {
+  for (const route of t.routes) {
+    const response = await send(route, {});
+    if (route.access.kind === 'public') assert.notEqual(response.statusCode, 401, `${route.method} ${route.url}`);
+    else {
+      assert.equal(response.statusCode, 401, `${route.method} ${route.url}: ${response.statusCode}`);
+      assert.equal(errorBody(response).error, 'unauthorized');
+    }
+  }
+});
+
+test('encoded, doubled and dotted spellings of a path get the same access check or a 404', async () => {
+  const owner = await signUp(t.app);
+  const viewer = await memberWithRole(owner, 'viewer');
+  for (const url of ['/api/%761/agents', '/api/v%31/agents', '/api/v1/%61gents', '/api/v1/agents/']) {
+    const anonymous = await t.app.inject({ method: 'GET', url });
+    assert.ok([401, 404].includes(anonymous.statusCode), `${url}: ${anonymous.statusCode}`);
+    errorBody(anonymous);
+    const write = await t.app.inject({ method: 'POST', url, headers: { cookie: viewer.cookie }, payload: { name: 'sneaky' } });
+    assert.ok([403, 404].includes(write.statusCode), `${url}: ${write.statusCode}`);
+    errorBody(write);
+  }
+  for (const url of ['//api/v1/agents', '/api//v1/agents', '/api/v1/../v1/agents', '/api/v1/./agents']) {
+    const response = await t.app.inject({ method: 'GET', url });
+    assert.ok([401, 404].includes(response.statusCode), `${url}: ${response.statusCode}`);
+    errorBody(response);
+  }
+  const listed = await t.app.inject({ method: 'GET', url: '/api/v1/agents', headers: owner.headers });
+  assert.equal(listed.json().total, 0, 'nothing was created by the viewer');
+});
+
+test('an absolute-form request target gets the route\'s access check', async () => {
+  const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = new URL(address);
+  const raw = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.write(`GET http://127.0.0.1:${port}/api/v1/agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+    });
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  const status = Number(raw.split(' ')[1]);
+  assert.ok([401, 404].includes(status), raw.slice(0, 200));
+  assert.match(raw, /"error":"(unauthorized|not_found)"/);
+});
