@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ERROR_CODES } from '../src/http/errors.js';
+import { permissionTable } from '../src/http/permissions.js';
 
 // The README's tables are written by hand; these checks keep them from drifting from the code.
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -22,4 +23,8 @@ test('the README configuration table lists every variable config.ts reads', () =
 test('the README opens with the two set-up commands', () => {
   assert.ok(readme.includes('npm install && npm start'));
   assert.ok(readme.includes('npm test'));
+});
+
+test('the README permission table is the one in src/http/permissions.ts', () => {
+  assert.ok(readme.includes(permissionTable()), 'regenerate it with permissionTable()');
 });
