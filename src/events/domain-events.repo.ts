@@ -1,13 +1,13 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Executor } from '../db/repo.js';
-import type { DomainEvent, DomainEventsTable } from './domain-events.js';
+import { actorFromColumns, eventColumns, type DomainEvent, type DomainEventsTable } from './domain-events.js';
 
 const toEvent = (row: Selectable<DomainEventsTable>): DomainEvent => ({
   id: row.id,
   type: row.type,
   accountId: row.account_id,
   subject: { type: row.subject_type, id: row.subject_id },
-  actor: row.actor_user_id || row.actor_api_key_id ? { userId: row.actor_user_id, apiKeyId: row.actor_api_key_id } : null,
+  actor: actorFromColumns(row),
   data: row.data,
   occurredAt: row.occurred_at,
 });
@@ -16,18 +16,7 @@ const toEvent = (row: Selectable<DomainEventsTable>): DomainEvent => ({
 export function domainEventQueries(db: Executor) {
   return {
     insert(event: DomainEvent) {
-      const row: Insertable<DomainEventsTable> = {
-        id: event.id,
-        account_id: event.accountId,
-        type: event.type,
-        subject_type: event.subject.type,
-        subject_id: event.subject.id,
-        actor_user_id: event.actor?.userId ?? null,
-        actor_api_key_id: event.actor?.apiKeyId ?? null,
-        data: JSON.stringify(event.data),
-        occurred_at: event.occurredAt,
-      };
-      return db.insertInto('domain_events').values(row).execute();
+      return db.insertInto('domain_events').values(eventColumns(event)).execute();
     },
 
     /** A subscriber's job carries only the event id; the event is read back here, whatever its account. */

@@ -57,3 +57,19 @@ export interface DomainEventsTable {
 export interface DomainEventsTables {
   domain_events: DomainEventsTable;
 }
+
+/** The columns an event is stored in, here and in subscribers' own copies (the audit log). */
+export const eventColumns = (event: DomainEvent) => ({
+  id: event.id,
+  account_id: event.accountId,
+  type: event.type,
+  subject_type: event.subject.type,
+  subject_id: event.subject.id,
+  actor_user_id: event.actor?.userId ?? null,
+  actor_api_key_id: event.actor?.apiKeyId ?? null,
+  data: JSON.stringify(event.data),
+  occurred_at: event.occurredAt,
+});
+
+export const actorFromColumns = (row: { actor_user_id: string | null; actor_api_key_id: string | null }): Actor | null =>
+  row.actor_user_id || row.actor_api_key_id ? { userId: row.actor_user_id, apiKeyId: row.actor_api_key_id } : null;

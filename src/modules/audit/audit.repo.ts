@@ -1,10 +1,10 @@
 import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
 import type { Db } from '../../db/client.js';
 import { paginate, type Page } from '../../http/pagination.js';
-import type { DomainEvent } from '../../events/domain-events.js';
+import { eventColumns, type DomainEvent, type DomainEventType } from '../../events/domain-events.js';
 
 export interface AuditFilters {
-  type?: string;
+  type?: DomainEventType;
   subjectId?: string;
 }
 
@@ -14,17 +14,7 @@ export function auditQueries(db: Executor) {
     async record(accountId: string, event: DomainEvent): Promise<boolean> {
       const result = await db
         .insertInto('audit_events')
-        .values({
-          id: event.id,
-          account_id: accountId,
-          type: event.type,
-          subject_type: event.subject.type,
-          subject_id: event.subject.id,
-          actor_user_id: event.actor?.userId ?? null,
-          actor_api_key_id: event.actor?.apiKeyId ?? null,
-          data: JSON.stringify(event.data),
-          occurred_at: event.occurredAt,
-        })
+        .values({ ...eventColumns(event), account_id: accountId })
         .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;

@@ -1,16 +1,16 @@
 import type { Selectable } from 'kysely';
 import type { Auth } from '../../http/auth.js';
 import { envelope } from '../../http/pagination.js';
-import type { DomainEvent, DomainEventType } from '../../events/domain-events.js';
+import { actorFromColumns, type DomainEvent } from '../../events/domain-events.js';
 import type { AuditRepo } from './audit.repo.js';
 import type { AuditEventsTable } from './audit.tables.js';
 import type { ListAuditEventsQuery } from './audit.schemas.js';
 
 const toAuditEvent = (row: Selectable<AuditEventsTable>) => ({
   id: row.id,
-  type: row.type as DomainEventType,
+  type: row.type,
   subject: { type: row.subject_type, id: row.subject_id },
-  actor: row.actor_user_id || row.actor_api_key_id ? { userId: row.actor_user_id, apiKeyId: row.actor_api_key_id } : null,
+  actor: actorFromColumns(row),
   data: row.data,
   occurredAt: row.occurred_at.toISOString(),
 });

@@ -1,16 +1,8 @@
-import type { ColumnType, JSONColumnType } from 'kysely';
+import type { ColumnType } from 'kysely';
+import type { DomainEventsTable } from '../../events/domain-events.js';
 
-export interface AuditEventsTable {
-  /** The domain event's id: a redelivered event finds its row already there. */
-  id: string;
-  account_id: string;
-  type: string;
-  subject_type: string;
-  subject_id: string;
-  actor_user_id: string | null;
-  actor_api_key_id: string | null;
-  data: JSONColumnType<Record<string, unknown>, string, never>;
-  occurred_at: ColumnType<Date, Date, never>;
+/** A copy of each domain event, keyed by the event's id: a redelivered event finds its row already there. */
+export interface AuditEventsTable extends DomainEventsTable {
   recorded_at: ColumnType<Date, Date | undefined, never>;
 }
 
