@@ -23,6 +23,10 @@ import { createContactsRepo } from './modules/contacts/contacts.repo.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
 import { createDncRepo } from './modules/dnc/dnc.repo.js';
 import { createDncService, type DncService } from './modules/dnc/dnc.service.js';
+import { createDispositionsRepo } from './modules/dispositions/dispositions.repo.js';
+import { createDispositionsService } from './modules/dispositions/dispositions.service.js';
+import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
+import { createCatalogService } from './modules/catalog/catalog.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -77,6 +81,8 @@ export function createServices(deps: CoreDeps) {
     calls: createCallsService({ repo: createCallsRepo(db, outbox) }),
     contacts,
     dnc,
+    dispositions: createDispositionsService({ repo: createDispositionsRepo(db, outbox), clock }),
+    catalog: createCatalogService({ repo: createCatalogRepo(db, outbox), clock }),
   };
 }
 

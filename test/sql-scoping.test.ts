@@ -14,6 +14,8 @@ import { authQueries } from '../src/modules/auth/auth.repo.js';
 import { callQueries } from '../src/modules/calls/calls.repo.js';
 import { contactQueries } from '../src/modules/contacts/contacts.repo.js';
 import { dncQueries } from '../src/modules/dnc/dnc.repo.js';
+import { dispositionQueries } from '../src/modules/dispositions/dispositions.repo.js';
+import { catalogQueries } from '../src/modules/catalog/catalog.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
 import { buildTestApp } from './helpers.js';
 
@@ -66,6 +68,9 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'domainEvents.insert': (q) =>
     q.insert({ id: ID, type: 'agent.created', accountId: ACCOUNT, subject: { type: 'agent', id: ID }, data: {}, actor: null, occurredAt: new Date() }),
   'dnc.list': (q) => q.list(ACCOUNT, '415 asked', { limit: 10, offset: 0 }),
+  'dispositions.insertMissing': (q) => q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
+  'catalog.replaceRates': (q) =>
+    q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02', number_monthly_usd: '1' }], new Date()),
 };
 
 function recordingDb() {
@@ -90,6 +95,8 @@ const REPOS = {
   calls: callQueries,
   contacts: contactQueries,
   dnc: dncQueries,
+  dispositions: dispositionQueries,
+  catalog: catalogQueries,
   domainEvents: domainEventQueries,
 };
 

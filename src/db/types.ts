@@ -9,6 +9,8 @@ import type { CallsTables } from '../modules/calls/calls.tables.js';
 import type { ContactsTables } from '../modules/contacts/contacts.tables.js';
 import type { DncTables } from '../modules/dnc/dnc.tables.js';
 import type { AuditTables } from '../modules/audit/audit.tables.js';
+import type { DispositionsTables } from '../modules/dispositions/dispositions.tables.js';
+import type { CatalogTables } from '../modules/catalog/catalog.tables.js';
 import type { DomainEventsTables } from '../events/domain-events.js';
 
 export interface Database
@@ -19,4 +21,6 @@ export interface Database
     CallsTables,
     ContactsTables,
     DncTables,
+    DispositionsTables,
+    CatalogTables,
     DomainEventsTables {}

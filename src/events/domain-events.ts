@@ -16,6 +16,9 @@ export const DOMAIN_EVENT_TYPES = [
   'contact.updated',
   'dnc.added',
   'dnc.removed',
+  'disposition_code.created',
+  'disposition_code.updated',
+  'disposition_code.deleted',
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 
