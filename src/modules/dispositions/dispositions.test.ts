@@ -244,3 +244,16 @@ test('changes are recorded as domain events for the audit log', async () => {
   assert.ok(events.every((e) => e.subject_id === created.id));
   assert.deepEqual(events[1]!.data, { code: 'audited', changed: ['label'] });
 });
+
+test('concurrent first reads seed the defaults once; concurrent creates of one code make one', async () => {
+  const user = await signUp(t.app);
+  const lists = await Promise.all(Array.from({ length: 5 }, () => call(user, 'GET', '/disposition-codes?limit=500')));
+  for (const list of lists) assert.equal(list.json().total, DEFAULT_DISPOSITIONS.length, list.body);
+  assert.equal(await rowCount(user.accountId), DEFAULT_DISPOSITIONS.length);
+
+  const creates = await Promise.all(
+    Array.from({ length: 4 }, () => call(user, 'POST', '/disposition-codes', { code: 'raced', label: 'Raced', category: 'neutral' })),
+  );
+  assert.deepEqual(creates.map((r) => r.statusCode).sort(), [200, 409, 409, 409]);
+  for (const refused of creates.filter((r) => r.statusCode === 409)) assert.match(errorBody(refused).message, /"raced" already exists/);
+});
