@@ -6,7 +6,7 @@
  * process, so on it stop the server first. Exit codes: 0 done, 2 bad usage or no such user, 1 anything else.
  */
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './lib/clock.js';
 import { createMemoryCounterStore } from './lib/counter-store.js';
 import { createLocalBus } from './lib/invalidation-bus.js';
@@ -29,7 +29,7 @@ const [command, email, ...extra] = process.argv.slice(2);
 if (!command || !(command in COMMANDS) || !email || extra.length > 0) exit(USAGE, 2);
 const grant = COMMANDS[command as Command];
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
