@@ -114,36 +114,80 @@ function clamp16(value: number): number {
   return value > 32767 ? 32767 : value < -32768 ? -32768 : Math.round(value);
 }
 
+function gcd(a: number, b: number): number {
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+interface ResamplingKernel {
+  /** Taps per output sample; output n reads input[floor(n * from / to) - (taps / 2 - 1) + j]. */
+  taps: number;
+  /** The weights of each phase (phase = n * from mod to, in steps of gcd), normalized to unity gain. */
+  weights: Float64Array;
+  phaseStep: number;
+}
+
+const kernels = new Map<string, ResamplingKernel>();
+
 /**
- * Band-limited resampling of mono samples: a Blackman-windowed sinc whose cutoff sits at the lower of
- * the two Nyquist frequencies (5% below it), so going down to 8 kHz filters out what a phone line
- * cannot carry instead of folding it back as noise. ~16 zero crossings each side.
+ * The weights for one pair of rates, computed once: the fractional position of output n in the input
+ * repeats every to / gcd(from, to) outputs (160 phases for 22,050 -> 8,000 Hz), so every output is a
+ * plain dot product.
+ */
+function kernelFor(fromRate: number, toRate: number): ResamplingKernel {
+  const id = `${fromRate}:${toRate}`;
+  const cached = kernels.get(id);
+  if (cached) return cached;
+  const cutoff = Math.min(1, toRate / fromRate) * 0.95; // a fraction of the input's Nyquist frequency
+  const halfWidth = SINC_ZERO_CROSSINGS / cutoff; // in input samples
+  const half = Math.ceil(halfWidth);
+  const taps = 2 * half;
+  const phaseStep = gcd(fromRate, toRate);
+  const phases = toRate / phaseStep;
+  const weights = new Float64Array(phases * taps);
+  for (let phase = 0; phase < phases; phase++) {
+    const fraction = (phase * phaseStep) / toRate;
+    let sum = 0;
+    for (let j = 0; j < taps; j++) {
+      const distance = fraction - (j - (half - 1)); // center minus the tap's input position
+      if (Math.abs(distance) >= halfWidth) continue;
+      const angle = Math.PI * distance * cutoff;
+      const sinc = angle === 0 ? 1 : Math.sin(angle) / angle;
+      const u = distance / halfWidth;
+      const weight = sinc * (0.42 + 0.5 * Math.cos(Math.PI * u) + 0.08 * Math.cos(2 * Math.PI * u)); // Blackman window
+      weights[phase * taps + j] = weight;
+      sum += weight;
+    }
+    for (let j = 0; j < taps; j++) weights[phase * taps + j]! /= sum;
+  }
+  const kernel = { taps, weights, phaseStep };
+  // Only a few pairs of rates ever meet (engine rates to 8 or 16 kHz); a stray pair is not kept.
+  if (kernels.size < 32 && weights.length <= 1 << 20) kernels.set(id, kernel);
+  return kernel;
+}
+
+/**
+ * Band-limited resampling of mono samples: a Blackman-windowed sinc whose cutoff sits 5% below the
+ * lower of the two Nyquist frequencies, so going down to 8 kHz filters out what a phone line cannot
+ * carry instead of folding it back as noise. 16 zero crossings each side; past the ends the input
+ * counts as silence.
  */
 export function resample(input: Int16Array, fromRate: number, toRate: number): Int16Array {
   checkFormat(fromRate, 1);
   checkFormat(toRate, 1);
   if (fromRate === toRate) return input.slice();
-  const ratio = toRate / fromRate;
-  const cutoff = Math.min(1, ratio) * 0.95; // as a fraction of the input's Nyquist frequency
-  const halfWidth = SINC_ZERO_CROSSINGS / cutoff; // in input samples
-  const output = new Int16Array(Math.round(input.length * ratio));
+  const { taps, weights, phaseStep } = kernelFor(fromRate, toRate);
+  const half = taps / 2;
+  const output = new Int16Array(Math.round((input.length * toRate) / fromRate));
   for (let n = 0; n < output.length; n++) {
-    const center = n / ratio;
-    const first = Math.max(0, Math.ceil(center - halfWidth));
-    const last = Math.min(input.length - 1, Math.floor(center + halfWidth));
+    const position = n * fromRate; // in units of 1 / toRate input samples
+    const base = Math.floor(position / toRate) - (half - 1);
+    const row = ((position % toRate) / phaseStep) * taps;
     let sum = 0;
-    let weights = 0;
-    for (let k = first; k <= last; k++) {
-      const distance = center - k;
-      const phase = Math.PI * distance * cutoff;
-      const sinc = phase === 0 ? 1 : Math.sin(phase) / phase;
-      const u = distance / halfWidth;
-      const window = 0.42 + 0.5 * Math.cos(Math.PI * u) + 0.08 * Math.cos(2 * Math.PI * u);
-      const weight = sinc * window;
-      sum += input[k]! * weight;
-      weights += weight;
-    }
-    output[n] = weights === 0 ? 0 : clamp16(sum / weights);
+    const first = Math.max(0, -base);
+    const last = Math.min(taps, input.length - base);
+    for (let j = first; j < last; j++) sum += input[base + j]! * weights[row + j]!;
+    output[n] = clamp16(sum);
   }
   return output;
 }

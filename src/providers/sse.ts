@@ -9,8 +9,25 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<
   let data: string[] = [];
   // A CR at the end of a chunk may be the first half of a CRLF split across chunks.
   let skipLeadingLf = false;
+  const events: string[] = [];
 
-  function* takeLines(final: boolean): Generator<string> {
+  function onLine(line: string) {
+    if (line === '') {
+      if (data.length) events.push(data.join('\n'));
+      data = [];
+      return;
+    }
+    if (line.charCodeAt(0) === 58 /* : */) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    if (field !== 'data') return;
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32 /* space */) value = value.slice(1);
+    data.push(value);
+  }
+
+  /** Feeds the complete lines of the buffer to onLine; keeps an unfinished last line. */
+  function takeLines(final: boolean) {
     let start = 0;
     for (let i = 0; i < buffer.length; i++) {
       const char = buffer.charCodeAt(i);
@@ -24,38 +41,26 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<
         }
       }
       start = i + 1;
-      yield line;
+      onLine(line);
     }
     buffer = buffer.slice(start);
-  }
-
-  function* onLine(line: string): Generator<string> {
-    if (line === '') {
-      if (data.length) yield data.join('\n');
-      data = [];
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    if (field !== 'data') return;
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    data.push(value);
   }
 
   for await (const chunk of body) {
     let text = decoder.decode(chunk, { stream: true });
     if (skipLeadingLf && text) {
       skipLeadingLf = false;
-      if (text.startsWith('\n')) text = text.slice(1);
+      if (text.charCodeAt(0) === 10) text = text.slice(1);
     }
     buffer += text;
-    for (const line of takeLines(false)) yield* onLine(line);
+    takeLines(false);
+    for (const event of events) yield event;
+    events.length = 0;
   }
   buffer += decoder.decode();
-  for (const line of takeLines(true)) yield* onLine(line);
+  takeLines(true);
   // A last event without its blank line still counts.
-  if (buffer) yield* onLine(buffer);
-  if (data.length) yield data.join('\n');
+  if (buffer) onLine(buffer);
+  if (data.length) events.push(data.join('\n'));
+  for (const event of events) yield event;
 }

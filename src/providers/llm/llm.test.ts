@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../../config.js';
 import { isProviderError, type ProviderError } from '../provider-error.js';
+import { sseData } from '../sse.js';
 import { collectChat, createLlmClient, createOpenAiLlm, END_CALL_TOOL, type ChatDelta, type LlmClient } from './index.js';
 
 // A local server speaking OpenAI's streamed /chat/completions: each test sets what the next request gets.
@@ -72,6 +73,19 @@ function assertNoKey(error: Error) {
     assert.ok(!text.includes(API_KEY), `the API key leaked into: ${text}`);
   }
 }
+
+test('server-sent events: any line ending, split anywhere, multi-line data, comments and other fields skipped', async () => {
+  const wire = ': hello\r\r' + 'event: x\ndata: one\r\n\r\n' + 'data:two\rdata:  three\r\r' + 'id: 7\ndata\n\n' + 'data: last without blank line';
+  const bytes = Buffer.from(wire);
+  for (const size of [1, 2, 3, 5, 1000]) {
+    async function* pieces() {
+      for (let offset = 0; offset < bytes.length; offset += size) yield bytes.subarray(offset, offset + size);
+    }
+    const events: string[] = [];
+    for await (const data of sseData(pieces())) events.push(data);
+    assert.deepEqual(events, ['one', 'two\n three', '', 'last without blank line'], `pieces of ${size}`);
+  }
+});
 
 test('a streamed turn: the request follows the protocol, the text arrives in deltas, usage comes last', async () => {
   handler = (_req, res) =>
