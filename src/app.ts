@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { installErrorHandling } from './http/errors.js';
 import { resolveAuth, type Auth } from './http/auth.js';
 import { AppError } from './http/errors.js';
-import { enforceRateLimit } from './http/rate-limit.js';
+import { countFailedAuthentication, createRateLimits, enforceHealthRateLimit, enforceRateLimit, refuseBlockedClient } from './http/rate-limit.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { registerCsvBodyParser } from './http/csv-body.js';
 import { openApiOptions, registerSharedSchemas } from './http/openapi.js';
@@ -66,26 +66,34 @@ export async function buildApp(options: BuildAppOptions) {
   await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { url: '/api/v1/openapi.json' } });
 
   const authenticators = { apiKey: services.apiKeys.authenticate, session: services.auth.authenticateSession };
+  const limits = createRateLimits({
+    store: services.counters,
+    perMinute: config.rateLimitPerMinute,
+    anonymousPerMinute: config.anonymousRateLimitPerMinute,
+    healthPerMinute: config.healthRateLimitPerMinute,
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
-    // Only the versioned API is authenticated and rate limited; /api/health and /api/docs are open.
+    if (request.routeOptions.url === '/api/health') return enforceHealthRateLimit(request, reply, limits);
+    // Only the versioned API is authenticated and rate limited; /api/docs is open.
     if (!request.url.startsWith('/api/v1/')) return;
+    refuseBlockedClient(request, reply, limits);
     const isPublic = request.routeOptions.config?.public === true || request.routeOptions.url === undefined;
     // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
-    const auth = await resolveAuth(request, authenticators).catch((error: unknown) => {
+    const auth = await resolveAuth(request, authenticators).catch(async (error: unknown) => {
+      if (error instanceof AppError && error.code === 'unauthorized') await countFailedAuthentication(request, reply, limits);
       if (isPublic) return null;
       throw error;
     });
     if (auth) request.auth = auth;
-    else if (!isPublic) throw new AppError('unauthorized', 'Send an API key (Authorization: Bearer va_...) or sign in');
+    else if (!isPublic) {
+      await countFailedAuthentication(request, reply, limits);
+      throw new AppError('unauthorized', 'Send an API key (Authorization: Bearer va_...) or sign in');
+    }
     if (auth && isReadOnlyViolation(auth, request.method, request.url)) {
       throw new AppError('forbidden', 'The viewer role is read-only');
     }
-    await enforceRateLimit(request, reply, {
-      store: services.counters,
-      perMinute: config.rateLimitPerMinute,
-      anonymousPerMinute: config.anonymousRateLimitPerMinute,
-    });
+    await enforceRateLimit(request, reply, limits);
   });
 
   await app.register(
