@@ -53,6 +53,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP for unauthenticated requests. */
   anonymousRateLimitPerMinute: number;
+  /** Requests per minute per client IP to /api/health (each check queries the database). */
+  healthRateLimitPerMinute: number;
   /** Failed logins per email (and per IP, times 5) in a 15-minute window before login is throttled. */
   loginMaxFailures: number;
   jsonBodyLimitBytes: number;
@@ -150,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 300, 1),
     anonymousRateLimitPerMinute: int(env, 'ANON_RATE_LIMIT_PER_MINUTE', 120, 1),
+    healthRateLimitPerMinute: int(env, 'HEALTH_RATE_LIMIT_PER_MINUTE', 60, 1),
     loginMaxFailures: int(env, 'LOGIN_MAX_FAILURES', 10, 1),
     jsonBodyLimitBytes: int(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     csvBodyLimitBytes: int(env, 'CSV_BODY_LIMIT_BYTES', 50 * 1024 * 1024, 1024),
