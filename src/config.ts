@@ -26,6 +26,8 @@ export interface Config {
   csvBodyLimitBytes: number;
   sessionTtlHours: number;
   shutdownGraceMs: number;
+  /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
+  numberMonthlyFeesUsd: Record<string, string>;
 }
 
 export class ConfigError extends Error {}
@@ -57,6 +59,18 @@ function url(env: NodeJS.ProcessEnv, name: string): string | null {
   return raw;
 }
 
+/** `US=1.15,GB=1.50,*=2.00`: a price per country, and optionally one for every other country. */
+function pricesByCountry(env: NodeJS.ProcessEnv, name: string, fallback: string): Record<string, string> {
+  const raw = env[name] || fallback;
+  const prices: Record<string, string> = {};
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([A-Z]{2}|\*)\s*=\s*(\d{1,6}(?:\.\d{1,2})?)\s*$/.exec(entry);
+    if (!match) throw new ConfigError(`${name}: "${entry.trim()}" is not COUNTRY=PRICE (e.g. US=1.15, or *=2.00 for every other country)`);
+    prices[match[1]!] = match[2]!;
+  }
+  return prices;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     host: env.HOST || '127.0.0.1',
@@ -75,5 +89,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     csvBodyLimitBytes: int(env, 'CSV_BODY_LIMIT_BYTES', 50 * 1024 * 1024, 1024),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 24 * 14, 1),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 25_000, 0),
+    numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };
 }
