@@ -66,7 +66,9 @@ function pricesByCountry(env: NodeJS.ProcessEnv, name: string, fallback: string)
   for (const entry of raw.split(',')) {
     const match = /^\s*([A-Z]{2}|\*)\s*=\s*(\d{1,6}(?:\.\d{1,2})?)\s*$/.exec(entry);
     if (!match) throw new ConfigError(`${name}: "${entry.trim()}" is not COUNTRY=PRICE (e.g. US=1.15, or *=2.00 for every other country)`);
-    prices[match[1]!] = match[2]!;
+    // Written as the database answers money of two decimals: 2 -> 2.00.
+    const [whole, cents = ''] = match[2]!.split('.');
+    prices[match[1]!] = `${Number(whole)}.${cents.padEnd(2, '0')}`;
   }
   return prices;
 }
