@@ -235,7 +235,7 @@ test('the inbound route names the agent that takes calls to a number of the acco
   assert.equal(elsewhere.statusCode, 404);
   assert.equal(errorBody(elsewhere).message, "+14155550151 is not one of this account's numbers");
   assert.equal((await route(user, '+14155550199')).statusCode, 404);
-  for (const bad of ['', 'abc', '+1415']) assert.equal((await route(user, bad)).statusCode, 400, bad);
+  for (const bad of ['', 'abc', '+1415', '\u0000+14155550151']) assert.equal((await route(user, bad)).statusCode, 400, JSON.stringify(bad));
   assert.equal((await call(user, 'GET', '/inbound/route')).statusCode, 400);
 
   // What the call engine uses: the same lookup across accounts, by E.164 alone.

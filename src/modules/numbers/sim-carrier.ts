@@ -90,6 +90,8 @@ function workOutInventory(country: string, areaCode: string): NumberOffer[] | In
   const capabilities: NumberCapability[] = isNanp(country) ? ['voice', 'sms'] : ['voice'];
   const offers: NumberOffer[] = [];
   for (const block of blocksFor(country, areaCode)) {
+    // Whether a prefix exists is decided by its first number: a refused area code costs one check, not a hundred.
+    if (!isLocalNumberOf(`+${callingCode}${block.first}`, country)) continue;
     for (const national of numbersIn(block)) {
       const number = `+${callingCode}${national}`;
       if (isLocalNumberOf(number, country)) offers.push({ number, country, areaCode, capabilities });
