@@ -22,6 +22,7 @@ import { callsRoutes } from './modules/calls/calls.routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
 import { dncRoutes } from './modules/dnc/dnc.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
+import { numbersRoutes } from './modules/numbers/numbers.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -36,6 +37,7 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   callsRoutes,
   contactsRoutes,
   dncRoutes,
+  numbersRoutes,
 ];
 
 export interface BuildAppOptions extends CoreDeps {

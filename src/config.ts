@@ -64,6 +64,8 @@ export interface Config {
   storage: StorageConfig;
   llm: LlmConfig;
   tts: TtsConfig;
+  /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
+  numberMonthlyFeesUsd: Record<string, string>;
 }
 
 export class ConfigError extends Error {}
@@ -138,6 +140,20 @@ function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
   };
 }
 
+/** `US=1.15,GB=1.50,*=2.00`: a price per country, and optionally one for every other country. */
+function pricesByCountry(env: NodeJS.ProcessEnv, name: string, fallback: string): Record<string, string> {
+  const raw = env[name] || fallback;
+  const prices: Record<string, string> = {};
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([A-Z]{2}|\*)\s*=\s*(\d{1,6}(?:\.\d{1,2})?)\s*$/.exec(entry);
+    if (!match) throw new ConfigError(`${name}: "${entry.trim()}" is not COUNTRY=PRICE (e.g. US=1.15, or *=2.00 for every other country)`);
+    // Written as the database answers money of two decimals: 2 -> 2.00.
+    const [whole, cents = ''] = match[2]!.split('.');
+    prices[match[1]!] = `${Number(whole)}.${cents.padEnd(2, '0')}`;
+  }
+  return prices;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = env.DATA_DIR || './data';
   return {
@@ -173,5 +189,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       model: text(env, 'TTS_MODEL') ?? 'gpt-4o-mini-tts',
       timeoutMs: int(env, 'TTS_TIMEOUT_MS', 30_000, 1),
     },
+    numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };
 }

@@ -16,6 +16,10 @@ export const DOMAIN_EVENT_TYPES = [
   'contact.updated',
   'dnc.added',
   'dnc.removed',
+  'phone_number.added',
+  'phone_number.purchased',
+  'phone_number.assigned',
+  'phone_number.released',
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 
