@@ -2,7 +2,40 @@
  * Configuration is read once from the environment, validated, and passed down.
  * Nothing else in src/ reads process.env.
  */
+import { join } from 'node:path';
+
 export type Role = 'all' | 'api' | 'worker' | 'migrate';
+
+/** Where recordings and other files go: a directory (the default) or an S3-compatible bucket. */
+export type StorageConfig =
+  | { driver: 'local'; /** null when DATA_DIR is ":memory:" and STORAGE_DIR is unset. */ dir: string | null }
+  | {
+      driver: 's3';
+      bucket: string;
+      region: string;
+      endpoint: string | null;
+      forcePathStyle: boolean;
+      /** null: the AWS SDK's default credential chain (environment, profile, instance role). */
+      credentials: { accessKeyId: string; secretAccessKey: string } | null;
+    };
+
+/** The default LLM for agents: the built-in playbook engine (offline), or an OpenAI-compatible server. */
+export interface LlmConfig {
+  provider: 'parley-playbook' | 'openai';
+  baseUrl: string;
+  apiKey: string | null;
+  model: string;
+  timeoutMs: number;
+}
+
+/** Speech synthesis: espeak-ng in WebAssembly (offline, optional package), an OpenAI-compatible server, or none. */
+export interface TtsConfig {
+  provider: 'espeak-ng' | 'openai' | 'none';
+  baseUrl: string;
+  apiKey: string | null;
+  model: string;
+  timeoutMs: number;
+}
 
 export interface Config {
   host: string;
@@ -20,12 +53,19 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP for unauthenticated requests. */
   anonymousRateLimitPerMinute: number;
+  /** Requests per minute per client IP to /api/health (each check queries the database). */
+  healthRateLimitPerMinute: number;
   /** Failed logins per email (and per IP, times 5) in a 15-minute window before login is throttled. */
   loginMaxFailures: number;
   jsonBodyLimitBytes: number;
   csvBodyLimitBytes: number;
   sessionTtlHours: number;
   shutdownGraceMs: number;
+  storage: StorageConfig;
+  llm: LlmConfig;
+  tts: TtsConfig;
+  /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
+  numberMonthlyFeesUsd: Record<string, string>;
 }
 
 export class ConfigError extends Error {}
@@ -57,11 +97,69 @@ function url(env: NodeJS.ProcessEnv, name: string): string | null {
   return raw;
 }
 
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : raw;
+}
+
+/** An http(s) base URL without its trailing slash, so `${baseUrl}/chat/completions` is always one slash. */
+function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = url(env, name) ?? fallback;
+  if (!/^https?:$/.test(new URL(raw).protocol)) throw new ConfigError(`${name} must be an http or https URL`);
+  return raw.replace(/\/+$/, '');
+}
+
+const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
+  const driver = oneOf(env, 'STORAGE_DRIVER', ['local', 's3'], 'local');
+  if (driver === 'local') {
+    return { driver, dir: text(env, 'STORAGE_DIR') ?? (dataDir === ':memory:' ? null : join(dataDir, 'objects')) };
+  }
+  const bucket = text(env, 'S3_BUCKET');
+  if (!bucket) throw new ConfigError('S3_BUCKET is required when STORAGE_DRIVER is s3');
+  const accessKeyId = text(env, 'S3_ACCESS_KEY_ID');
+  const secretAccessKey = text(env, 'S3_SECRET_ACCESS_KEY');
+  if (!accessKeyId !== !secretAccessKey) {
+    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (or neither, for the default AWS credentials)');
+  }
+  return {
+    driver,
+    bucket,
+    region: text(env, 'S3_REGION') ?? 'us-east-1',
+    endpoint: url(env, 'S3_ENDPOINT'),
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+  };
+}
+
+/** `US=1.15,GB=1.50,*=2.00`: a price per country, and optionally one for every other country. */
+function pricesByCountry(env: NodeJS.ProcessEnv, name: string, fallback: string): Record<string, string> {
+  const raw = env[name] || fallback;
+  const prices: Record<string, string> = {};
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([A-Z]{2}|\*)\s*=\s*(\d{1,6}(?:\.\d{1,2})?)\s*$/.exec(entry);
+    if (!match) throw new ConfigError(`${name}: "${entry.trim()}" is not COUNTRY=PRICE (e.g. US=1.15, or *=2.00 for every other country)`);
+    // Written as the database answers money of two decimals: 2 -> 2.00.
+    const [whole, cents = ''] = match[2]!.split('.');
+    prices[match[1]!] = `${Number(whole)}.${cents.padEnd(2, '0')}`;
+  }
+  return prices;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = env.DATA_DIR || './data';
   return {
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 3000),
-    dataDir: env.DATA_DIR || './data',
+    dataDir,
     databaseUrl: url(env, 'DATABASE_URL'),
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1),
     redisUrl: url(env, 'REDIS_URL'),
@@ -70,10 +168,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 300, 1),
     anonymousRateLimitPerMinute: int(env, 'ANON_RATE_LIMIT_PER_MINUTE', 120, 1),
+    healthRateLimitPerMinute: int(env, 'HEALTH_RATE_LIMIT_PER_MINUTE', 60, 1),
     loginMaxFailures: int(env, 'LOGIN_MAX_FAILURES', 10, 1),
     jsonBodyLimitBytes: int(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     csvBodyLimitBytes: int(env, 'CSV_BODY_LIMIT_BYTES', 50 * 1024 * 1024, 1024),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 24 * 14, 1),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 25_000, 0),
+    storage: storageConfig(env, dataDir),
+    llm: {
+      provider: oneOf(env, 'LLM_PROVIDER', ['parley-playbook', 'openai'], 'parley-playbook'),
+      baseUrl: baseUrl(env, 'LLM_BASE_URL', OPENAI_BASE_URL),
+      apiKey: text(env, 'LLM_API_KEY'),
+      model: text(env, 'LLM_MODEL') ?? 'gpt-4o-mini',
+      timeoutMs: int(env, 'LLM_TIMEOUT_MS', 30_000, 1),
+    },
+    tts: {
+      provider: oneOf(env, 'TTS_PROVIDER', ['espeak-ng', 'openai', 'none'], 'espeak-ng'),
+      baseUrl: baseUrl(env, 'TTS_BASE_URL', OPENAI_BASE_URL),
+      apiKey: text(env, 'TTS_API_KEY'),
+      model: text(env, 'TTS_MODEL') ?? 'gpt-4o-mini-tts',
+      timeoutMs: int(env, 'TTS_TIMEOUT_MS', 30_000, 1),
+    },
+    numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };
 }

@@ -23,6 +23,8 @@ import { createContactsRepo } from './modules/contacts/contacts.repo.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
 import { createDncRepo } from './modules/dnc/dnc.repo.js';
 import { createDncService, type DncService } from './modules/dnc/dnc.service.js';
+import { createNumbersRepo } from './modules/numbers/numbers.repo.js';
+import { createNumbersService } from './modules/numbers/numbers.service.js';
 import { createDispositionsRepo } from './modules/dispositions/dispositions.repo.js';
 import { createDispositionsService } from './modules/dispositions/dispositions.service.js';
 import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
@@ -66,6 +68,8 @@ export function createServices(deps: CoreDeps) {
     accounts: auth,
     dnc: dncForContacts,
   });
+  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock });
+  const calls = createCallsService({ repo: createCallsRepo(db, outbox) });
   const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
 
   return {
@@ -76,11 +80,12 @@ export function createServices(deps: CoreDeps) {
     system: createSystemService({ db, redis, config, clock, databaseKind }),
     auth,
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db, outbox), clock, bus: deps.bus }),
-    agents: createAgentsService({ repo: createAgentsRepo(db, outbox), clock }),
+    agents,
     audit: createAuditService({ repo: createAuditRepo(db, outbox) }),
-    calls: createCallsService({ repo: createCallsRepo(db, outbox) }),
+    calls,
     contacts,
     dnc,
+    numbers: createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls }),
     dispositions: createDispositionsService({ repo: createDispositionsRepo(db, outbox), clock }),
     catalog: createCatalogService({ repo: createCatalogRepo(db, outbox), clock }),
   };

@@ -14,6 +14,7 @@ import { authQueries } from '../src/modules/auth/auth.repo.js';
 import { callQueries } from '../src/modules/calls/calls.repo.js';
 import { contactQueries } from '../src/modules/contacts/contacts.repo.js';
 import { dncQueries } from '../src/modules/dnc/dnc.repo.js';
+import { numberQueries } from '../src/modules/numbers/numbers.repo.js';
 import { dispositionQueries } from '../src/modules/dispositions/dispositions.repo.js';
 import { catalogQueries } from '../src/modules/catalog/catalog.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
@@ -31,6 +32,9 @@ const UNSCOPED: Record<string, string> = {
   'auth.revokeSession': "the caller's own session",
   'domainEvents.find': "a subscriber's job carries only the event id",
   'domainEvents.deleteBefore': 'retention across all accounts (a scheduled job)',
+  'numbers.takenAmong': 'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
+  'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
+  'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -68,6 +72,11 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'domainEvents.insert': (q) =>
     q.insert({ id: ID, type: 'agent.created', accountId: ACCOUNT, subject: { type: 'agent', id: ID }, data: {}, actor: null, occurredAt: new Date() }),
   'dnc.list': (q) => q.list(ACCOUNT, '415 asked', { limit: 10, offset: 0 }),
+  'calls.numberActivity': (q) => q.numberActivity(ACCOUNT, ['+14155550100'], new Date(), 10),
+  'numbers.list': (q) => q.list(ACCOUNT, { unassigned: true }, { limit: 10, offset: 0 }),
+  'numbers.takenAmong': (q) => q.takenAmong(['+14155550100']),
+  'numbers.routeOf': (q) => q.routeOf('+14155550100'),
+  'numbers.renewDueCharges': (q) => q.renewDueCharges(new Date()),
   'dispositions.insertMissing': (q) => q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
   'catalog.replaceRates': (q) =>
     q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02', number_monthly_usd: '1' }], new Date()),
@@ -95,6 +104,7 @@ const REPOS = {
   calls: callQueries,
   contacts: contactQueries,
   dnc: dncQueries,
+  numbers: numberQueries,
   dispositions: dispositionQueries,
   catalog: catalogQueries,
   domainEvents: domainEventQueries,

@@ -1,0 +1,177 @@
+/**
+ * OpenAI-compatible chat: `POST {baseUrl}/chat/completions` with `stream: true`, read as server-sent
+ * events. Works with OpenAI and the servers that copy its protocol (vLLM, llama.cpp, Ollama, LiteLLM…).
+ */
+import type { Dispatcher } from 'undici';
+import { postJson, type OpenAiEndpoint } from '../openai-http.js';
+import { ProviderError } from '../provider-error.js';
+import { sseData } from '../sse.js';
+import {
+  CHARS_PER_TOKEN,
+  estimateInputTokens,
+  type ChatDelta,
+  type ChatMessage,
+  type ChatRequest,
+  type FinishReason,
+  type LlmClient,
+  type TokenUsage,
+} from './chat.js';
+
+export interface OpenAiLlmOptions {
+  baseUrl: string;
+  apiKey: string | null;
+  model: string;
+  timeoutMs: number;
+  dispatcher?: Dispatcher;
+}
+
+const PROVIDER = 'openai-llm';
+
+interface StreamChunk {
+  error?: { message?: string } | string;
+  choices?: {
+    delta?: {
+      content?: string | null;
+      tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[];
+    };
+    finish_reason?: string | null;
+  }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+}
+
+function toWireMessage(message: ChatMessage) {
+  switch (message.role) {
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content,
+        ...(message.toolCalls?.length
+          ? {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            }
+          : {}),
+      };
+    case 'tool':
+      return { role: 'tool', content: message.content, tool_call_id: message.toolCallId };
+    default:
+      return { role: message.role, content: message.content };
+  }
+}
+
+function finishReasonOf(raw: string): FinishReason {
+  if (raw === 'length' || raw === 'content_filter' || raw === 'tool_calls') return raw;
+  if (raw === 'function_call') return 'tool_calls';
+  return 'stop';
+}
+
+function checkRequest(request: ChatRequest) {
+  const invalid = (message: string) => new ProviderError(PROVIDER, 'invalid_request', message);
+  if (!request.messages.length) throw invalid('a chat needs at least one message');
+  if (request.temperature !== undefined && !(request.temperature >= 0 && request.temperature <= 2)) {
+    throw invalid('temperature must be between 0 and 2');
+  }
+  if (request.maxTokens !== undefined && !(Number.isInteger(request.maxTokens) && request.maxTokens > 0)) {
+    throw invalid('maxTokens must be a positive integer');
+  }
+}
+
+export function createOpenAiLlm(options: OpenAiLlmOptions): LlmClient {
+  const endpoint: OpenAiEndpoint = {
+    provider: PROVIDER,
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    apiKey: options.apiKey,
+    timeoutMs: options.timeoutMs,
+    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+  };
+
+  async function* chat(request: ChatRequest): AsyncGenerator<ChatDelta> {
+    checkRequest(request);
+    const payload = {
+      model: options.model,
+      messages: request.messages.map(toWireMessage),
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(request.tools?.length
+        ? {
+            tools: request.tools.map((tool) => ({
+              type: 'function',
+              function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+            })),
+          }
+        : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+    };
+    const response = await postJson(endpoint, '/chat/completions', payload, request.signal);
+    const badResponse = (message: string) => new ProviderError(PROVIDER, 'bad_response', `the chat stream ${message}`);
+
+    let finishReason: FinishReason | null = null;
+    let usage: TokenUsage | null = null;
+    let outputChars = 0;
+    let sawDone = false;
+    try {
+      for await (const data of sseData(response.body)) {
+        // Read on to the end of the body after [DONE], so the connection goes back to the pool.
+        if (sawDone) continue;
+        if (data === '[DONE]') {
+          sawDone = true;
+          continue;
+        }
+        let chunk: StreamChunk;
+        try {
+          chunk = JSON.parse(data) as StreamChunk;
+        } catch {
+          throw badResponse('carried an event that is not JSON');
+        }
+        if (chunk.error) {
+          const message = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? 'unknown error');
+          throw new ProviderError(PROVIDER, 'upstream_error', `the chat stream reported an error: ${message.slice(0, 300)}`);
+        }
+        if (chunk.usage) {
+          usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+        }
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        const content = choice.delta?.content;
+        if (content) {
+          outputChars += content.length;
+          yield { type: 'text', text: content };
+        }
+        for (const [position, call] of (choice.delta?.tool_calls ?? []).entries()) {
+          const fragment = call.function?.arguments ?? '';
+          outputChars += fragment.length + (call.function?.name?.length ?? 0);
+          yield {
+            type: 'tool_call',
+            index: call.index ?? position,
+            ...(call.id ? { id: call.id } : {}),
+            ...(call.function?.name ? { name: call.function.name } : {}),
+            arguments: fragment,
+          };
+        }
+        if (choice.finish_reason) finishReason = finishReasonOf(choice.finish_reason);
+      }
+    } catch (error) {
+      throw response.failure(error);
+    } finally {
+      // Also runs when the consumer stops early: the connection is not left half-read.
+      if (!response.body.readableEnded) response.body.destroy();
+      response.done();
+    }
+    if (!sawDone && !finishReason) throw badResponse('ended before its last event');
+    yield {
+      type: 'done',
+      usage: usage ?? {
+        inputTokens: estimateInputTokens(request.messages),
+        outputTokens: Math.ceil(outputChars / CHARS_PER_TOKEN),
+        estimated: true,
+      },
+      finishReason: finishReason ?? 'stop',
+    };
+  }
+
+  return { name: `openai:${options.model}`, chat };
+}
