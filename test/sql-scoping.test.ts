@@ -79,7 +79,7 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'numbers.renewDueCharges': (q) => q.renewDueCharges(new Date()),
   'dispositions.insertMissing': (q) => q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
   'catalog.replaceRates': (q) =>
-    q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02', number_monthly_usd: '1' }], new Date()),
+    q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02' }], new Date()),
 };
 
 function recordingDb() {

@@ -68,24 +68,23 @@ VALUES
   ('5c1d4a52-7c0e-4d8e-9a0e-000000000006', 'tts', 'openai-tts-1', 'OpenAI TTS (reference)',
    'openai-compatible', 'https://api.openai.com/v1', 'tts-1', NULL, NULL, NULL, 0.015, 'medium', NULL, false, false, false);
 
--- Telephony rates per destination country ('*' is the fallback for every other country): per-minute prices by
--- direction, and the monthly fee of a phone number in that country.
+-- Telephony rates per far-end country ('*' is the fallback for every other country): per-minute prices by
+-- direction. (The monthly fee of a bought phone number is the numbers module's, set by NUMBER_MONTHLY_FEES_USD.)
 CREATE TABLE telephony_rates (
   country text PRIMARY KEY CHECK (country = '*' OR country ~ '^[A-Z]{2}$'),
   inbound_per_minute_usd numeric(18, 8) NOT NULL CHECK (inbound_per_minute_usd >= 0),
   outbound_per_minute_usd numeric(18, 8) NOT NULL CHECK (outbound_per_minute_usd >= 0),
-  number_monthly_usd numeric(18, 8) NOT NULL CHECK (number_monthly_usd >= 0),
   updated_at timestamptz NOT NULL DEFAULT now()
 );
 
-INSERT INTO telephony_rates (country, inbound_per_minute_usd, outbound_per_minute_usd, number_monthly_usd) VALUES
-  ('US', 0.0085, 0.014, 1.15),
-  ('CA', 0.0085, 0.014, 1.15),
-  ('GB', 0.01, 0.03, 1.5),
-  ('DE', 0.01, 0.035, 1.5),
-  ('FR', 0.01, 0.035, 1.5),
-  ('AU', 0.01, 0.04, 3),
-  ('*', 0.02, 0.1, 5);
+INSERT INTO telephony_rates (country, inbound_per_minute_usd, outbound_per_minute_usd) VALUES
+  ('US', 0.0085, 0.014),
+  ('CA', 0.0085, 0.014),
+  ('GB', 0.01, 0.03),
+  ('DE', 0.01, 0.035),
+  ('FR', 0.01, 0.035),
+  ('AU', 0.01, 0.04),
+  ('*', 0.02, 0.1);
 
 -- Platform-wide pricing settings: one row.
 CREATE TABLE pricing_settings (

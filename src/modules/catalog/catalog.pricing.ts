@@ -17,9 +17,7 @@ export type PriceRequest =
   | { kind: 'tts'; modelId?: string; quantity: { characters: number } }
   /** `country` is the far end's (ISO alpha-2); a country without a rate of its own gets the * rate. */
   | { kind: 'telephony'; country?: string; direction: CallDirection; quantity: { seconds: number } }
-  | { kind: 'platform'; quantity: { seconds: number } }
-  /** A phone number's monthly fee in its country. */
-  | { kind: 'number'; country?: string; quantity: { months: number } };
+  | { kind: 'platform'; quantity: { seconds: number } };
 
 export type PriceKind = PriceRequest['kind'];
 
@@ -28,7 +26,7 @@ export interface PricedLine {
   description: string;
   /** In `unit`s, as a decimal string: minutes are rounded to 6 places, the amount is not (it uses the exact seconds). */
   quantity: string;
-  unit: 'minute' | '1k_tokens' | '1k_characters' | 'month';
+  unit: 'minute' | '1k_tokens' | '1k_characters';
   unitPriceUsd: string;
   /** Micro-dollar precision, 6 places. */
   amountUsd: string;
@@ -99,13 +97,6 @@ export async function priceWith(queries: PricingQueries, request: PriceRequest):
     case 'platform': {
       const fee = await queries.platformFeePerMinute();
       priced = [line('platform', 'Platform fee', 'minute', count(request.quantity.seconds, 'seconds'), 60n, fee)];
-      break;
-    }
-    case 'number': {
-      const country = countryOf(request.country);
-      const rate = await queries.findRate(country);
-      if (!rate) throw notFound('Telephony rate');
-      priced = [line('number', `Phone number${inCountry(country)}, monthly fee`, 'month', count(request.quantity.months, 'months'), 1n, rate.number_monthly_usd)];
       break;
     }
   }

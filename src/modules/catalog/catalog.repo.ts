@@ -98,14 +98,12 @@ export function catalogQueries(db: Executor) {
             .doUpdateSet((eb) => ({
               inbound_per_minute_usd: eb.ref('excluded.inbound_per_minute_usd'),
               outbound_per_minute_usd: eb.ref('excluded.outbound_per_minute_usd'),
-              number_monthly_usd: eb.ref('excluded.number_monthly_usd'),
               updated_at: eb.ref('excluded.updated_at'),
             }))
             .where((eb) =>
               eb.or([
                 eb('telephony_rates.inbound_per_minute_usd', '!=', eb.ref('excluded.inbound_per_minute_usd')),
                 eb('telephony_rates.outbound_per_minute_usd', '!=', eb.ref('excluded.outbound_per_minute_usd')),
-                eb('telephony_rates.number_monthly_usd', '!=', eb.ref('excluded.number_monthly_usd')),
               ]),
             ),
         )

@@ -121,7 +121,6 @@ const Country = Type.String({
 const rateFields = <S extends TSchema>(schema: (description: string) => S) => ({
   inboundPerMinuteUsd: schema('USD per minute of a call received from this country.'),
   outboundPerMinuteUsd: schema('USD per minute of a call placed to this country.'),
-  numberMonthlyUsd: schema('USD per month for a phone number of this country.'),
 });
 
 export const TelephonyRatesBody = Type.Object(

@@ -149,7 +149,6 @@ const toRate = (row: RateRow) => ({
   country: row.country,
   inboundPerMinuteUsd: formatPrice(row.inbound_per_minute_usd),
   outboundPerMinuteUsd: formatPrice(row.outbound_per_minute_usd),
-  numberMonthlyUsd: formatPrice(row.number_monthly_usd),
   updatedAt: row.updated_at.toISOString(),
 });
 // Countries in order, the * fallback last.
@@ -252,7 +251,6 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
             country: rate.country,
             inbound_per_minute_usd: rate.inboundPerMinuteUsd,
             outbound_per_minute_usd: rate.outboundPerMinuteUsd,
-            number_monthly_usd: rate.numberMonthlyUsd,
           })),
           now,
         );

@@ -46,7 +46,6 @@ export interface TelephonyRatesTable {
   country: string;
   inbound_per_minute_usd: Price;
   outbound_per_minute_usd: Price;
-  number_monthly_usd: Price;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 

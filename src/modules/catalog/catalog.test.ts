@@ -200,14 +200,14 @@ test('the telephony rate table: read, replace, validated, and the * row is requi
   assert.deepEqual(table.rates.map((r: { country: string }) => r.country), ['AU', 'CA', 'DE', 'FR', 'GB', 'US', '*']);
   assert.deepEqual(
     (({ updatedAt, ...rest }) => rest)(table.rates.find((r: { country: string }) => r.country === 'US')),
-    { country: 'US', inboundPerMinuteUsd: '0.0085', outboundPerMinuteUsd: '0.014', numberMonthlyUsd: '1.15' },
+    { country: 'US', inboundPerMinuteUsd: '0.0085', outboundPerMinuteUsd: '0.014' },
   );
   assert.equal(table.platformFeePerMinuteUsd, '0.00');
 
   const rows = [
-    { country: 'US', inboundPerMinuteUsd: '0.0085', outboundPerMinuteUsd: '0.0130', numberMonthlyUsd: '1.15' },
-    { country: 'NL', inboundPerMinuteUsd: '0.01', outboundPerMinuteUsd: '0.05', numberMonthlyUsd: '2' },
-    { country: '*', inboundPerMinuteUsd: '0.02', outboundPerMinuteUsd: '0.12', numberMonthlyUsd: '5' },
+    { country: 'US', inboundPerMinuteUsd: '0.0085', outboundPerMinuteUsd: '0.0130' },
+    { country: 'NL', inboundPerMinuteUsd: '0.01', outboundPerMinuteUsd: '0.05' },
+    { country: '*', inboundPerMinuteUsd: '0.02', outboundPerMinuteUsd: '0.12' },
   ];
   const replaced = await asAdmin('PUT', '/admin/rates/telephony', { rates: rows, platformFeePerMinuteUsd: '0.005' });
   assert.equal(replaced.statusCode, 200, replaced.body);

@@ -74,12 +74,12 @@ test('LLM, STT and TTS prices come from the named model, by id or slug', async (
   await assert.rejects(price({ kind: 'tts', modelId: 'priced-llm', quantity: { characters: 1 } }), /not found/, 'a slug of another kind');
 });
 
-test('telephony is priced by country and direction, with the * fallback; numbers by the month', async () => {
+test('telephony is priced by country and direction, with the * fallback', async () => {
   await asAdmin('PUT', '/admin/rates/telephony', {
     rates: [
-      { country: 'US', inboundPerMinuteUsd: '0.0085', outboundPerMinuteUsd: '0.014', numberMonthlyUsd: '1.15' },
-      { country: 'GB', inboundPerMinuteUsd: '0.01', outboundPerMinuteUsd: '0.000201', numberMonthlyUsd: '1.5' },
-      { country: '*', inboundPerMinuteUsd: '0.02', outboundPerMinuteUsd: '0.1', numberMonthlyUsd: '5' },
+      { country: 'US', inboundPerMinuteUsd: '0.0085', outboundPerMinuteUsd: '0.014' },
+      { country: 'GB', inboundPerMinuteUsd: '0.01', outboundPerMinuteUsd: '0.000201' },
+      { country: '*', inboundPerMinuteUsd: '0.02', outboundPerMinuteUsd: '0.1' },
     ],
     platformFeePerMinuteUsd: '0.0333',
   });
@@ -96,14 +96,11 @@ test('telephony is priced by country and direction, with the * fallback; numbers
   assert.equal((await price({ kind: 'telephony', direction: 'inbound', quantity: { seconds: 60 } })).amountUsd, '0.020000', 'no country: the * rate');
   // 0.0333 per minute for 7 seconds = 0.003885 exactly.
   assert.equal((await price({ kind: 'platform', quantity: { seconds: 7 } })).amountUsd, '0.003885');
-  const number = await price({ kind: 'number', country: 'GB', quantity: { months: 12 } });
-  assert.deepEqual([number.amountUsd, number.lines[0]!.unit, number.lines[0]!.quantity], ['18.000000', 'month', '12']);
-  assert.equal((await price({ kind: 'number', country: 'XX', quantity: { months: 1 } })).amountUsd, '5.000000');
 });
 
 test('amounts add up exactly over many calls, where floats drift', async () => {
   await asAdmin('PUT', '/admin/rates/telephony', {
-    rates: [{ country: '*', inboundPerMinuteUsd: '0.1', outboundPerMinuteUsd: '0.2', numberMonthlyUsd: '0.3' }],
+    rates: [{ country: '*', inboundPerMinuteUsd: '0.1', outboundPerMinuteUsd: '0.2' }],
     platformFeePerMinuteUsd: '0',
   });
   let exact = 0n;
@@ -124,6 +121,7 @@ test('quantities must be whole, non-negative numbers', async () => {
 });
 
 test('pricing works inside a transaction the caller opened', async () => {
-  const priced = await t.infra.database.db.transaction().execute((trx) => price({ kind: 'number', country: 'US', quantity: { months: 1 } }, { trx }));
-  assert.equal(priced.kind, 'number');
+  const request = { kind: 'telephony', country: 'US', direction: 'outbound', quantity: { seconds: 90 } } as const;
+  const inside = await t.infra.database.db.transaction().execute((trx) => price(request, { trx }));
+  assert.deepEqual(inside, await price(request));
 });
