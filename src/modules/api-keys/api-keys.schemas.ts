@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { DateTime, Nullable, Uuid } from '../../http/schemas.js';
+import { DateTime, Nullable, SingleLineText, Uuid } from '../../http/schemas.js';
 
 export const CreateApiKeyBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. "CRM sync".' }) },
+  { name: SingleLineText({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. "CRM sync".' }) },
   { additionalProperties: false },
 );
 

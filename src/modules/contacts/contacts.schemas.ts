@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { DateTime, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
+import { DateTime, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 
 const Country = Type.String({
   pattern: '^[A-Za-z]{2}$',
@@ -8,7 +8,7 @@ const Country = Type.String({
 
 export const ImportQuery = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'Name of the new list.' }),
+    name: SingleLineText({ minLength: 1, maxLength: 200, description: 'Name of the new list.' }),
     defaultCountry: Type.Optional(Country),
     duplicatePolicy: Type.Union([Type.Literal('skip'), Type.Literal('update')], {
       default: 'skip',
@@ -107,7 +107,7 @@ export const ListContactsQuery = Type.Object({ ...ContactFilterFields, ...PageQu
 
 export const ExportQuery = Type.Object({ listId: Type.Optional(Uuid), ...ContactFilterFields }, { additionalProperties: false });
 
-const Text = (maxLength: number) => Nullable(Type.String({ maxLength }));
+const Text = (maxLength: number) => Nullable(SingleLineText({ maxLength }));
 
 export const PatchContactBody = Type.Object(
   {
@@ -116,7 +116,7 @@ export const PatchContactBody = Type.Object(
     phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Any common format; stored in E.164.' })),
     email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
     company: Type.Optional(Text(200)),
-    timezone: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone.' }))),
+    timezone: Type.Optional(Nullable(SingleLineText({ minLength: 1, maxLength: 64, description: 'IANA time zone.' }))),
     attributes: Type.Optional(
       Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Nullable(Type.String({ maxLength: 2000 })), {
         maxProperties: 200,
