@@ -22,8 +22,8 @@ function textProblem(text: string, subject = ''): string | null {
 }
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](\d{2}):(\d{2}))$/;
-const FIRST_STORABLE = Date.UTC(1, 0, 1);
-const LAST_STORABLE = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const FIRST_STORABLE = Date.parse('0001-01-01T00:00:00Z');
+const LAST_STORABLE = Date.parse('9999-12-31T23:59:59.999Z');
 
 /**
  * RFC 3339 date-times that PostgreSQL and JavaScript agree on: a real calendar day, seconds 00-59 (a leap
