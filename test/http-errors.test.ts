@@ -304,9 +304,11 @@ test('JSON nested past the depth limit is a 400 naming the limit', async () => {
   });
   assert.equal(deeper.statusCode, 400);
   assert.equal(errorBody(deeper).details.maxDepth, 32);
-  // Brackets inside strings are text, not nesting.
-  const text = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'Brackets', notes: '['.repeat(100) } });
-  assert.equal(text.statusCode, 200);
+  // Brackets inside strings are text, not nesting, escaped quotes and backslashes included.
+  for (const notes of ['['.repeat(100), `\\"${'['.repeat(40)}\\`, `\\\\"${'{'.repeat(40)}"`]) {
+    const text = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'Brackets', notes } });
+    assert.equal(text.statusCode, 200, notes);
+  }
 });
 
 test('a bad URL or an overlong path parameter answers in the error body', async () => {

@@ -63,17 +63,27 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   };
 }
 
-/** True when the JSON text opens more than `limit` objects or arrays inside one another. */
+/** True when the quote at `index` is escaped, i.e. preceded by an odd number of backslashes. */
+function isEscaped(json: string, index: number): boolean {
+  let backslashes = 0;
+  while (json.charCodeAt(index - 1 - backslashes) === 0x5c) backslashes++;
+  return backslashes % 2 === 1;
+}
+
+/**
+ * True when the JSON text opens more than `limit` objects or arrays inside one another. Runs before parsing, so a
+ * megabyte of brackets costs a few dozen characters of scanning; strings are skipped with indexOf.
+ */
 function nestsDeeperThan(json: string, limit: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < json.length; i++) {
     const c = json.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
+    if (c === 0x22) {
+      let end = json.indexOf('"', i + 1);
+      while (end !== -1 && isEscaped(json, end)) end = json.indexOf('"', end + 1);
+      if (end === -1) return false; // unterminated: the parser reports it
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
       if (++depth > limit) return true;
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
@@ -107,8 +117,9 @@ export function registerJsonBodyParser(app: FastifyInstance) {
 /** Each key and value of the raw query string must decode to UTF-8; the parser would keep "%FF" as it is. */
 function checkQueryEncoding(url: string) {
   const start = url.indexOf('?');
-  if (start === -1) return;
+  if (start === -1 || url.indexOf('%', start) === -1) return;
   for (const pair of url.slice(start + 1).split('&')) {
+    if (!pair.includes('%')) continue;
     const [rawKey = '', ...rest] = pair.split('=');
     const decode = (part: string) => decodeURIComponent(part.replace(/\+/g, ' '));
     let key: string;
