@@ -4,15 +4,22 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { installErrorHandling } from './http/errors.js';
+import {
+  AppError,
+  clientErrorHandler,
+  frameworkErrorHandler,
+  installErrorHandling,
+  MAX_HEADER_BYTES,
+  MAX_PATH_PARAM_LENGTH,
+} from './http/errors.js';
 import { resolveAuth } from './http/auth.js';
 import { allow, checkAccess, routeAccess, type Access } from './http/access.js';
-import { AppError } from './http/errors.js';
 import { countFailedAuthentication, createRateLimits, enforceHealthRateLimit, enforceRateLimit, refuseBlockedClient } from './http/rate-limit.js';
-import { createValidatorCompiler } from './http/validation.js';
+import { checkRequestText, createValidatorCompiler, registerJsonBodyParser } from './http/validation.js';
 import { registerCsvBodyParser } from './http/csv-body.js';
 import { openApiOptions, registerSharedSchemas } from './http/openapi.js';
 import type { App } from './http/types.js';
+import type { Config } from './config.js';
 import { createServices, type CoreDeps, type Services } from './services.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
@@ -44,6 +51,14 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   catalogRoutes,
 ];
 
+/**
+ * Fastify 5 takes a bare hop count as "trust nothing"; a function keeps the count's usual meaning: the socket peer
+ * and the n-1 hops before it are proxies, and the address they were given is the client.
+ */
+function trustProxyOption(trust: Config['trustProxy']) {
+  return typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust;
+}
+
 export interface BuildAppOptions extends CoreDeps {
   logger?: boolean | object;
 }
@@ -56,8 +71,12 @@ export async function buildApp(options: BuildAppOptions) {
       redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
     },
     bodyLimit: config.jsonBodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     genReqId: () => randomUUID(),
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.setValidatorCompiler(createValidatorCompiler());
 
@@ -66,7 +85,9 @@ export async function buildApp(options: BuildAppOptions) {
   installErrorHandling(app);
   // Bodies are JSON, or CSV on the routes that say so; plain text is not a format any route takes.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   registerCsvBodyParser(app);
+  app.addHook('preValidation', checkRequestText);
   registerSharedSchemas(app);
   await app.register(cookie);
   await app.register(swagger, openApiOptions);

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * Configuration is read once from the environment, validated, and passed down.
  * Nothing else in src/ reads process.env.
@@ -48,7 +50,11 @@ export interface Config {
   logLevel: string;
   /** Public origin of the service, e.g. https://parley.example.com; decides the cookie's Secure flag. */
   publicBaseUrl: string | null;
-  trustProxy: boolean;
+  /**
+   * Which X-Forwarded-For hops to believe: false (none), a number of proxies in front of the service, or their
+   * addresses and CIDR ranges. Never every hop, or a client could choose its own IP.
+   */
+  trustProxy: TrustProxy;
   /** Requests per minute per API key (SPEC §8); sessions use the same number per user. */
   rateLimitPerMinute: number;
   /** Requests per minute per client IP for unauthenticated requests. */
@@ -68,6 +74,8 @@ export interface Config {
   numberMonthlyFeesUsd: Record<string, string>;
 }
 
+export type TrustProxy = false | number | string[];
+
 export class ConfigError extends Error {}
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -76,6 +84,41 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return value;
+}
+
+/** proxy-addr's names for address ranges, accepted alongside addresses and CIDRs. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isAddressOrCidr(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address = '', prefix, ...extra] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || extra.length > 0) return false;
+  if (prefix === undefined) return true;
+  if (/^\d{1,3}$/.test(prefix)) return Number(prefix) <= (version === 4 ? 32 : 128);
+  return version === 4 && isIP(prefix) === 4; // a netmask such as 255.255.255.0
+}
+
+function trustProxy(env: NodeJS.ProcessEnv, name: string): TrustProxy {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '' || ['false', 'no', '0'].includes(raw.toLowerCase())) return false;
+  // A hop count believes that many hops whoever the peer is: only safe when clients cannot bypass the proxies.
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (['true', 'yes'].includes(raw.toLowerCase())) {
+    throw new ConfigError(
+      `${name}=${raw} would trust every X-Forwarded-For hop, so any client could choose its own IP. Set the number of ` +
+        `proxies in front of the service (e.g. ${name}=1) or their addresses (e.g. ${name}=10.0.0.0/8,127.0.0.1)`,
+    );
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !isAddressOrCidr(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `${name} must be false, a number of proxies, or a comma-separated list of proxy addresses or CIDRs ` +
+        `(or loopback, linklocal, uniquelocal); "${bad}" is none of these`,
+    );
+  }
+  return entries;
 }
 
 function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -165,7 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: url(env, 'REDIS_URL'),
     logLevel: env.LOG_LEVEL || 'info',
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL'),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env, 'TRUST_PROXY'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 300, 1),
     anonymousRateLimitPerMinute: int(env, 'ANON_RATE_LIMIT_PER_MINUTE', 120, 1),
     healthRateLimitPerMinute: int(env, 'HEALTH_RATE_LIMIT_PER_MINUTE', 60, 1),

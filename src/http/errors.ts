@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * The one table of error codes. The HTTP status, the OpenAPI document and the README all come from here.
@@ -6,15 +8,18 @@ import type { FastifyError, FastifyInstance } from 'fastify';
  */
 export const ERROR_CODES = {
   validation_failed: { status: 400, meaning: 'The request failed validation; details.fields names each failing field.' },
-  invalid_json: { status: 400, meaning: 'The body is not well-formed JSON.' },
+  invalid_json: { status: 400, meaning: 'The body is not well-formed JSON (or not UTF-8).' },
   invalid_csv: { status: 400, meaning: 'The CSV body could not be parsed; details.line names the line.' },
+  bad_request: { status: 400, meaning: 'The request is not well-formed HTTP; the connection is closed.' },
   unauthorized: { status: 401, meaning: 'No valid API key or session was sent.' },
   forbidden: { status: 403, meaning: 'Authenticated, but not allowed to do this.' },
   not_found: { status: 404, meaning: 'No such route, or no such resource in this account.' },
+  request_timeout: { status: 408, meaning: 'The request was not received in time; the connection is closed.' },
   conflict: { status: 409, meaning: 'The request conflicts with the current state (a duplicate, a resource in use).' },
   payload_too_large: { status: 413, meaning: 'The body is larger than the configured limit.' },
   unsupported_media_type: { status: 415, meaning: 'The Content-Type is not accepted by this endpoint.' },
   rate_limited: { status: 429, meaning: 'Too many requests; details.retryAfterSec says how long to wait.' },
+  headers_too_large: { status: 431, meaning: 'The request headers (URL included) are larger than details.limitBytes.' },
   internal_error: { status: 500, meaning: 'An unexpected error; details.requestId identifies it in the logs.' },
   service_unavailable: { status: 503, meaning: 'A dependency (database, Redis) is unavailable.' },
 } as const;
@@ -55,10 +60,19 @@ function fieldPath(context: string, issue: AjvIssue): string {
   return [context, ...issue.instancePath.split('/').filter(Boolean), leaf].filter(Boolean).join('/');
 }
 
+/** What each string format asks for, in words; the validator's own message only names the format. */
+const FORMAT_RULES: Record<string, string> = {
+  'date-time': 'must be a date-time with a time zone, e.g. 2025-01-31T09:30:00Z, in the years 0001-9999',
+  'single-line': 'must be one line of text, without control characters or bidirectional overrides',
+  uuid: 'must be a UUID',
+  email: 'must be an email address',
+};
+
 function issueMessage(issue: AjvIssue): string {
-  const params = issue.params as { additionalProperty?: string; allowedValues?: unknown[] };
+  const params = issue.params as { additionalProperty?: string; allowedValues?: unknown[]; format?: string };
   if (params.additionalProperty) return 'is not a known field';
   if (params.allowedValues) return `must be one of: ${params.allowedValues.join(', ')}`;
+  if (issue.keyword === 'format' && params.format && FORMAT_RULES[params.format]) return FORMAT_RULES[params.format]!;
   return issue.message ?? 'is invalid';
 }
 
@@ -93,7 +107,30 @@ export function invalidField(field: string, message: string) {
   return new AppError('validation_failed', `Invalid request: ${field} ${message}`, { fields: [{ field, message }] });
 }
 
+/**
+ * PostgreSQL errors that only a bad value can cause. Validation should refuse such values first; this is the net
+ * that keeps a value it missed a 400 rather than a 500.
+ */
+const DATABASE_INPUT_ERRORS: Record<string, string> = {
+  '22P05': 'a text value holds a character the database cannot store',
+  '22021': 'a text value is not valid UTF-8',
+  '22003': 'a number is out of range',
+  '22P02': 'a value is not in the expected format',
+  '22008': 'a date or time is out of range',
+  '54000': 'a value is too large',
+};
+
+function databaseInputError(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null || !('severity' in error)) return null;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? (DATABASE_INPUT_ERRORS[code] ?? null) : null;
+}
+
 function toErrorBody(error: FastifyError | AppError, requestId: string): { status: number; body: ErrorBody } {
+  const refusedValue = databaseInputError(error);
+  if (refusedValue) {
+    return { status: 400, body: { error: 'validation_failed', message: `Invalid request: ${refusedValue}`, details: {} } };
+  }
   if (error instanceof AppError) {
     return { status: error.statusCode, body: { error: error.code, message: error.message, details: error.details } };
   }
@@ -136,6 +173,7 @@ export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const { status, body } = toErrorBody(error, request.id);
     if (status >= 500) request.log.error({ err: error, requestId: request.id }, 'request failed');
+    else if (databaseInputError(error)) request.log.warn({ err: error, requestId: request.id }, 'the database refused a value validation let through');
     if (error instanceof AppError) reply.headers(error.headers);
     return reply.status(status).send(body);
   });
@@ -146,4 +184,62 @@ export function installErrorHandling(app: FastifyInstance) {
       details: {},
     } satisfies ErrorBody);
   });
+}
+
+/** Node's limit on the request line plus headers (its default, set explicitly so the 431 answer can name it). */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** Longest path parameter the router matches (Fastify's default); ids and phone numbers are far shorter. */
+export const MAX_PATH_PARAM_LENGTH = 100;
+
+/**
+ * Errors Fastify raises before routing, answered in the error body: a path that is not valid percent-encoded
+ * UTF-8, or a path parameter longer than the router takes.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('X-Request-Id', request.id);
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const message = `is longer than ${MAX_PATH_PARAM_LENGTH} characters`;
+    return reply.status(400).send({
+      error: 'validation_failed',
+      message: `Invalid request: a path parameter ${message}`,
+      details: { fields: [{ field: 'params', message }] },
+    } satisfies ErrorBody);
+  }
+  if (error.code === 'FST_ERR_BAD_URL') {
+    const message = 'is not valid percent-encoded UTF-8';
+    return reply.status(400).send({
+      error: 'validation_failed',
+      message: `Invalid request: the URL path ${message}`,
+      details: { fields: [{ field: 'params', message }] },
+    } satisfies ErrorBody);
+  }
+  const { status, body } = toErrorBody(error, request.id);
+  if (status >= 500) request.log.error({ err: error, requestId: request.id }, 'request failed');
+  return reply.status(status).send(body);
+}
+
+/**
+ * Answers HTTP that Node could not parse, in the error body, then closes the connection: headers over
+ * MAX_HEADER_BYTES (431), a request not received in time (408), anything else malformed (400).
+ */
+export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, body]: [number, ErrorBody] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, { error: 'headers_too_large', message: `The request headers are larger than the limit of ${MAX_HEADER_BYTES} bytes`, details: { limitBytes: MAX_HEADER_BYTES } }]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, { error: 'request_timeout', message: 'The request was not received in time', details: {} }]
+        : [400, { error: 'bad_request', message: 'The request is not well-formed HTTP', details: {} }];
+  this.log.debug({ err: error }, 'client error');
+  // A response already under way on this connection cannot be followed by another one.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const json = JSON.stringify(body);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
+    );
+  }
+  socket.destroy(error);
 }

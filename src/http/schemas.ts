@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type Static, type TNumberOptions, type TSchema, type TStringOptions } from 'typebox';
 import { ERROR_CODES } from './errors.js';
 
 /** Building blocks every module's schemas reuse, so the OpenAPI document stays uniform. */
@@ -26,15 +26,42 @@ export function responses<T extends TSchema>(ok: T) {
   return { 200: ok, '4xx': errorRef, '5xx': errorRef } as const;
 }
 
+/** The range of a PostgreSQL `integer` column. */
+export const INT4_MIN = -2_147_483_648;
+export const INT4_MAX = 2_147_483_647;
+
+/**
+ * An integer a client sends. Bounded to the int4 range unless the options narrow it, so no value that passes
+ * validation can overflow in SQL; a wider column must say so with explicit bounds.
+ */
+export const Int = (options: TNumberOptions = {}) => Type.Integer({ minimum: INT4_MIN, maximum: INT4_MAX, ...options });
+
+export const MAX_PAGE_SIZE = 500;
+/** Deep offsets are legal up to the int4 maximum; past the last row a page is simply empty. */
+export const MAX_OFFSET = INT4_MAX;
+
 /** SPEC §8 / DESIGN §1: limit 1..500 (default 25), offset >= 0 (default 0). */
 export const PageQuery = {
-  limit: Type.Integer({ minimum: 1, maximum: 500, default: 25 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  limit: Int({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 25 }),
+  offset: Int({ minimum: 0, maximum: MAX_OFFSET, default: 0 }),
 };
 
 /** A query string that takes nothing but paging. */
 export const PageOnlyQuery = Type.Object(PageQuery, { additionalProperties: false });
 export type PageOnlyQuery = Static<typeof PageOnlyQuery>;
+
+/**
+ * One line of text for names and titles. Beyond the rules every string follows (well-formed Unicode, no NUL),
+ * it refuses C0/C1 control characters (tabs, line breaks, escapes), line and paragraph separators, and the
+ * bidirectional overrides and isolates that can make a name display as something else. The check is the
+ * `single-line` format, registered with the validator in validation.ts.
+ */
+export const SingleLineText = (options: TStringOptions = {}) =>
+  Type.String({
+    ...options,
+    format: 'single-line',
+    description: [options.description, 'One line: no control characters or bidirectional overrides.'].filter(Boolean).join(' '),
+  });
 
 export const PageFields = {
   total: Type.Integer({ minimum: 0 }),

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
+import { DateTime, Int, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 import { PROMPT_LIMITS, VERSIONED_FIELDS } from './agents.prompt.js';
 import { AGENT_STATUSES, VOICEMAIL_ACTIONS } from './agents.tables.js';
 
@@ -8,7 +8,7 @@ export const AgentStatus = Type.Enum([...AGENT_STATUSES], {
 });
 const VoicemailAction = Type.Enum([...VOICEMAIL_ACTIONS]);
 const E164 = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164, e.g. +14155550123', examples: ['+14155550123'] });
-const Name = Type.String({ minLength: 1, maxLength: 120 });
+const Name = SingleLineText({ minLength: 1, maxLength: 120 });
 const ShortText = (description: string) => Type.String({ maxLength: PROMPT_LIMITS.shortText, description });
 const Part = (description: string, maxLength: number = PROMPT_LIMITS.part) => Type.String({ maxLength, description });
 
@@ -47,8 +47,8 @@ const VoicemailInput = Type.Object(
 
 const writableFields = {
   ...Type.Partial(Type.Object(VersionedFields)).properties,
-  voice: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200, description: 'Voice id; answered as voiceId.' }))),
-  liveLlmId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
+  voice: Type.Optional(Nullable(SingleLineText({ minLength: 1, maxLength: 200, description: 'Voice id; answered as voiceId.' }))),
+  liveLlmId: Type.Optional(Nullable(SingleLineText({ minLength: 1, maxLength: 200 }))),
   transfer: Type.Optional(TransferInput),
   voicemail: Type.Optional(VoicemailInput),
   status: Type.Optional(AgentStatus),
@@ -61,7 +61,7 @@ export type UpdateAgentInput = Static<typeof UpdateAgentBody>;
 
 export const ListAgentsQuery = Type.Object({ ...PageQuery, status: Type.Optional(AgentStatus) }, { additionalProperties: false });
 export type ListAgentsQuery = Static<typeof ListAgentsQuery>;
-export const VersionParams = Type.Object({ id: Uuid, version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+export const VersionParams = Type.Object({ id: Uuid, version: Int({ minimum: 1 }) }, { additionalProperties: false });
 
 /** The agent list item: exactly the SPEC §2 fields. */
 export const AgentListItem = Type.Object({

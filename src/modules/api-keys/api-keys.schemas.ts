@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, PageFields, Uuid } from '../../http/schemas.js';
+import { DateTime, Nullable, PageFields, SingleLineText, Uuid } from '../../http/schemas.js';
 
 export const CreateApiKeyBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. "CRM sync".' }) },
+  { name: SingleLineText({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. "CRM sync".' }) },
   { additionalProperties: false },
 );
 export type CreateApiKeyInput = Static<typeof CreateApiKeyBody>;

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { MEMBER_ROLES } from '../../http/permissions.js';
-import { Nullable, Uuid } from '../../http/schemas.js';
+import { Int, Nullable, SingleLineText, Uuid } from '../../http/schemas.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 // NIST 800-63B: at least 8 characters; the upper bound keeps argon2 input sane.
@@ -11,8 +11,8 @@ export const RegisterBody = Type.Object(
   {
     email: Email,
     password: Password,
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    accountName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(SingleLineText({ minLength: 1, maxLength: 200 })),
+    accountName: Type.Optional(SingleLineText({ minLength: 1, maxLength: 200 })),
   },
   { additionalProperties: false },
 );
@@ -55,7 +55,7 @@ export const PasswordChangedBody = Type.Object({
 });
 
 export const RecentSessionsQuery = Type.Object(
-  { limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) },
+  { limit: Int({ minimum: 1, maximum: 100, default: 20 }) },
   { additionalProperties: false },
 );
 export const SessionList = Type.Object({

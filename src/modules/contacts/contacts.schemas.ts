@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
+import { DateTime, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 import { DUPLICATE_POLICIES } from './contacts.tables.js';
 
 const Country = Type.String({
@@ -9,7 +9,7 @@ const Country = Type.String({
 
 export const ImportQuery = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200, description: 'Name of the new list.' }),
+    name: SingleLineText({ minLength: 1, maxLength: 200, description: 'Name of the new list.' }),
     defaultCountry: Type.Optional(Country),
     duplicatePolicy: Type.Enum([...DUPLICATE_POLICIES], {
       default: 'skip',
@@ -113,7 +113,7 @@ export type ListContactsQuery = Static<typeof ListContactsQuery>;
 export const ExportQuery = Type.Object({ listId: Type.Optional(Uuid), ...ContactFilterFields }, { additionalProperties: false });
 export type ExportQuery = Static<typeof ExportQuery>;
 
-const Text = (maxLength: number) => Nullable(Type.String({ maxLength }));
+const Text = (maxLength: number) => Nullable(SingleLineText({ maxLength }));
 
 export const PatchContactBody = Type.Object(
   {
@@ -122,7 +122,7 @@ export const PatchContactBody = Type.Object(
     phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Any common format; stored in E.164.' })),
     email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
     company: Type.Optional(Text(200)),
-    timezone: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone.' }))),
+    timezone: Type.Optional(Nullable(SingleLineText({ minLength: 1, maxLength: 64, description: 'IANA time zone.' }))),
     attributes: Type.Optional(
       Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Nullable(Type.String({ maxLength: 2000 })), {
         maxProperties: 200,
