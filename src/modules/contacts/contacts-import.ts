@@ -1,10 +1,12 @@
 /**
  * POST /v1/contact-lists: a streamed, validated, atomic import of a CSV file.
  *
- * read CSV (streamed, size-limited) -> map headers -> normalize phones to E.164 (in worker threads,
- *   chunks in flight while the next ones are parsed) -> stage valid rows in a temporary table, a batch at a time
- *   -> fold repeated numbers in SQL (never a JS set that grows with the file)
- *   -> one transaction: create the list, merge into contacts, flag DNC, add memberships, store counts.
+ * read CSV (streamed, size-limited, yielding to other requests) -> map headers -> check each row's size and
+ *   characters -> normalize phones to E.164 (in worker threads, chunks in flight while the next ones are parsed)
+ *   -> stage valid rows in a temporary table indexed by number, a batch at a time
+ *   -> merge a few thousand numbers at a time, in number order, folding repeated numbers in SQL (never a JS set
+ *      that grows with the file): contacts, DNC flags, memberships; then the list with its counts.
+ * The merge is atomic from the client's view (see runBatchedMerge): a failure leaves no list and no contacts.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
@@ -14,14 +16,36 @@ import { readCsv, type CsvUpload } from '../../lib/csv.js';
 import { newId } from '../../lib/ids.js';
 import type { NormalizedPhone } from '../../lib/phone.js';
 import type { PhonePool } from '../../lib/phone-pool.js';
-import { mapHeaders, PHONE_HEADER_EXAMPLES, type MappedRow } from './csv-headers.js';
-import { createBatchWriter, dropTempTables, tempTableName, withSession, type DatabaseKind, type Session } from '../../db/staging.js';
+import {
+  ATTRIBUTE_PROBLEM_MESSAGES,
+  MAX_ATTRIBUTE_CHARS,
+  MAX_ATTRIBUTES,
+  mapHeaders,
+  PHONE_HEADER_EXAMPLES,
+  type MappedRow,
+} from './csv-headers.js';
+import {
+  createBatchWriter,
+  dropTempTables,
+  runBatchedMerge,
+  stagingJson,
+  tempTableName,
+  withSession,
+  type DatabaseKind,
+  type Session,
+} from '../../db/staging.js';
 import type { DuplicatePolicy } from './contacts.tables.js';
 
 export const MAX_REPORTED_ERRORS = 100;
-const BATCH_ROWS = 5_000;
+const STAGE_BATCH_ROWS = 5_000;
 const VALIDATION_CHUNK_ROWS = 2_000;
-const MAX_RECORD_BYTES = 256 * 1024;
+/** Characters of CSV text held by one staging batch or validation chunk, whatever the row count. */
+const BATCH_CHARS = 2 * 1024 * 1024;
+/** Distinct numbers per merge step: on PGlite, about how long another request may wait for the connection. */
+const MERGE_BATCH_NUMBERS = 5_000;
+
+/** Limits of an imported file; past one, the file is refused with the line and the limit. */
+export const IMPORT_CSV_LIMITS = { maxRecordChars: 256 * 1024, maxFieldChars: 32 * 1024, maxColumns: 1_000 };
 
 export interface ImportRequest {
   accountId: string;
@@ -58,7 +82,6 @@ export interface ImportResult {
 /** Staged rows travel as JSON with one-letter keys: json_to_recordset unpacks a whole batch in C. */
 interface StagedRow {
   r: number;
-  i: string;
   p: string;
   f: string | null;
   l: string | null;
@@ -68,16 +91,31 @@ interface StagedRow {
   a: Record<string, string> | null;
 }
 
+/** A row refused before its phone is looked at. */
+interface RowProblem {
+  reason: string;
+  message: string;
+}
+
+const NUL_PROBLEM: RowProblem = {
+  reason: 'nul_character',
+  message: 'The row contains a NUL character (U+0000), which cannot be stored',
+};
+
 const isBlank = (cells: string[]) => cells.every((cell) => cell === '');
 
 /** Reads, validates and stages the file; returns the counts known before the merge. */
 async function stageFile(session: Session, staging: string, upload: CsvUpload, request: ImportRequest, phones: PhonePool) {
-  const writer = createBatchWriter<StagedRow>(BATCH_ROWS, async (rows) => {
-    await sql`
-      INSERT INTO ${sql.table(staging)} (row_no, id, phone_e164, first_name, last_name, email, company, timezone, attributes)
-      SELECT r, i, p, f, l, e, c, t, a FROM json_to_recordset(${JSON.stringify(rows)}::json)
-        AS x(r int, i uuid, p text, f text, l text, e text, c text, t text, a jsonb)`.execute(session);
-  });
+  const writer = createBatchWriter<StagedRow>(
+    STAGE_BATCH_ROWS,
+    async (rows) => {
+      await sql`
+        INSERT INTO ${sql.table(staging)} (row_no, phone_e164, first_name, last_name, email, company, timezone, attributes)
+        SELECT r, p, f, l, e, c, t, a FROM json_to_recordset(${stagingJson(rows)}::json)
+          AS x(r int, p text, f text, l text, e text, c text, t text, a jsonb)`.execute(session);
+    },
+    BATCH_CHARS,
+  );
   let mapper: ReturnType<typeof mapHeaders> | null = null;
   let recordNo = 0;
   let rows = 0;
@@ -85,71 +123,100 @@ async function stageFile(session: Session, staging: string, upload: CsvUpload, r
   let invalid = 0;
   const errors: RowError[] = [];
 
+  interface Chunk {
+    rows: MappedRow[];
+    rowNumbers: number[];
+    problems: Array<RowProblem | null>;
+    weights: number[];
+  }
+  const newChunk = (): Chunk => ({ rows: [], rowNumbers: [], problems: [], weights: [] });
   // Rows wait here in order while their phones are validated (in worker threads, several chunks at once).
-  const validating: Array<{ rows: MappedRow[]; rowNumbers: number[]; results: Promise<NormalizedPhone[]> }> = [];
-  let chunk: MappedRow[] = [];
-  let chunkRowNumbers: number[] = [];
+  const validating: Array<Chunk & { results: Promise<NormalizedPhone[]> }> = [];
+  let chunk = newChunk();
+  let chunkChars = 0;
+
+  function reportInvalid(row: number, phone: string, reason: string, message: string) {
+    invalid++;
+    if (errors.length < MAX_REPORTED_ERRORS) errors.push({ row, phone: phone.slice(0, 64), reason, message });
+  }
 
   async function stageValidated() {
     const next = validating.shift()!;
     const results = await next.results;
     for (let index = 0; index < results.length; index++) {
-      const phone = results[index]!;
       const row = next.rows[index]!;
       const rowNumber = next.rowNumbers[index]!;
+      const problem = next.problems[index];
+      if (problem) {
+        reportInvalid(rowNumber, row.phone, problem.reason, problem.message);
+        continue;
+      }
+      const phone = results[index]!;
       if ('error' in phone) {
-        invalid++;
-        if (errors.length < MAX_REPORTED_ERRORS) {
-          errors.push({ row: rowNumber, phone: row.phone.slice(0, 64), reason: phone.error, message: phone.message });
-        }
+        reportInvalid(rowNumber, row.phone, phone.error, phone.message);
         continue;
       }
       valid++;
-      const due = writer.add({
-        r: rowNumber,
-        i: newId(),
-        p: phone.e164,
-        f: row.firstName,
-        l: row.lastName,
-        e: row.email,
-        c: row.company,
-        t: row.timezone,
-        a: row.attributes,
-      });
+      const due = writer.add(
+        { r: rowNumber, p: phone.e164, f: row.firstName, l: row.lastName, e: row.email, c: row.company, t: row.timezone, a: row.attributes },
+        next.weights[index],
+      );
       if (due) await due;
     }
   }
 
   async function validateChunk() {
-    const results = phones.normalize(chunk.map((row) => row.phone), request.defaultCountry);
+    // A refused row's phone is not looked at: an empty one costs nothing to validate.
+    const results = phones.normalize(chunk.rows.map((row, i) => (chunk.problems[i] ? '' : row.phone)), request.defaultCountry);
     // Awaited in order by stageValidated; this only keeps an abandoned batch from being an unhandled rejection.
     results.catch(() => undefined);
-    validating.push({ rows: chunk, rowNumbers: chunkRowNumbers, results });
-    chunk = [];
-    chunkRowNumbers = [];
+    validating.push({ ...chunk, results });
+    chunk = newChunk();
+    chunkChars = 0;
     while (validating.length >= phones.parallelism) await stageValidated();
   }
 
-  for await (const records of readCsv(upload.stream, { limitBytes: request.limitBytes, maxRecordBytes: MAX_RECORD_BYTES })) {
-    for (const cells of records) {
+  for await (const batch of readCsv(upload.stream, { limitBytes: request.limitBytes, ...IMPORT_CSV_LIMITS })) {
+    let nulAt = batch.nulRecords.length > 0 ? 0 : -1;
+    for (let index = 0; index < batch.records.length; index++) {
+      const cells = batch.records[index]!;
+      const hasNul = nulAt >= 0 && batch.nulRecords[nulAt] === index;
+      if (hasNul) nulAt++;
       recordNo++;
       if (isBlank(cells)) continue;
       if (!mapper) {
+        if (hasNul) throw nulInHeader(batch.lines[index]!);
         mapper = mapHeaders(cells);
         if (!mapper.hasPhone) throw missingPhoneColumn(cells);
         continue;
       }
       rows++;
-      chunk.push(mapper.map(cells));
-      chunkRowNumbers.push(recordNo);
+      const row = mapper.map(cells);
+      let weight = 0;
+      for (const cell of cells) weight += cell.length;
+      let problem: RowProblem | null = null;
+      if (hasNul) problem = NUL_PROBLEM;
+      else if (row.attributesProblem) problem = { reason: row.attributesProblem, message: ATTRIBUTE_PROBLEM_MESSAGES[row.attributesProblem] };
+      chunk.rows.push(row);
+      chunk.rowNumbers.push(recordNo);
+      chunk.problems.push(problem);
+      chunk.weights.push(weight);
+      chunkChars += weight;
     }
-    if (chunk.length >= VALIDATION_CHUNK_ROWS) await validateChunk();
+    if (chunk.rows.length >= VALIDATION_CHUNK_ROWS || chunkChars >= BATCH_CHARS) await validateChunk();
   }
   if (!mapper) throw new AppError('validation_failed', 'The CSV body is empty: send a header row, then one contact per row', { fields: [{ field: 'body', message: 'is empty' }] });
-  if (chunk.length > 0) await validateChunk();
+  if (chunk.rows.length > 0) await validateChunk();
   while (validating.length > 0) await stageValidated();
   await writer.finish();
   return { rows, valid, invalid, errors };
+}
+
+function nulInHeader(line: number) {
+  return new AppError('invalid_csv', `The header row (line ${line}) contains a NUL character (U+0000), which cannot be stored`, {
+    line,
+    reason: 'nul_character',
+  });
 }
 
 function missingPhoneColumn(headers: string[]) {
@@ -160,98 +227,185 @@ function missingPhoneColumn(headers: string[]) {
   );
 }
 
-/** One row per number: the first row wins with "skip"; with "update" later non-empty values win. */
-function uniqueRowsQuery(staging: string, unique: string, policy: DuplicatePolicy) {
+/** Where the next merge step ends: the next MERGE_BATCH_NUMBERS distinct numbers after `after`, by the staging index. */
+async function nextRange(trx: Session, staging: string, after: string) {
+  const { rows } = await sql<{ upper: string | null; numbers: number }>`
+    SELECT max(phone_e164) AS upper, count(*)::int AS numbers FROM (
+      SELECT DISTINCT phone_e164 FROM ${sql.table(staging)} WHERE phone_e164 > ${after} ORDER BY phone_e164 LIMIT ${MERGE_BATCH_NUMBERS}
+    ) s`.execute(trx);
+  const { upper, numbers } = rows[0]!;
+  return upper === null ? null : { upper, numbers };
+}
+
+interface Range {
+  after: string;
+  upper: string;
+}
+
+/** One row per number of the range: the first row wins with "skip"; with "update" later non-empty values win. */
+function foldedRows(staging: string, range: Range, policy: DuplicatePolicy) {
   const from = sql.table(staging);
+  const inRange = sql`phone_e164 > ${range.after} AND phone_e164 <= ${range.upper}`;
   if (policy === 'skip') {
     return sql`
-      CREATE TEMP TABLE ${sql.table(unique)} AS
-      SELECT DISTINCT ON (phone_e164) id, phone_e164, first_name, last_name, email, company, timezone, attributes
-      FROM ${from} ORDER BY phone_e164, row_no`;
+      SELECT DISTINCT ON (phone_e164) phone_e164, first_name, last_name, email, company, timezone, attributes
+      FROM ${from} WHERE ${inRange} ORDER BY phone_e164, row_no`;
   }
   const lastNonNull = (column: string) =>
     sql`(array_agg(${sql.ref(column)} ORDER BY row_no DESC) FILTER (WHERE ${sql.ref(column)} IS NOT NULL))[1]`;
   return sql`
-    CREATE TEMP TABLE ${sql.table(unique)} AS
-    SELECT (array_agg(id ORDER BY row_no))[1] AS id, phone_e164,
+    SELECT phone_e164,
       ${lastNonNull('first_name')} AS first_name, ${lastNonNull('last_name')} AS last_name,
       ${lastNonNull('email')} AS email, ${lastNonNull('company')} AS company, ${lastNonNull('timezone')} AS timezone,
       jsonb_merge_agg(attributes ORDER BY row_no) FILTER (WHERE attributes IS NOT NULL) AS attributes
-    FROM ${from} GROUP BY phone_e164`;
+    FROM ${from} WHERE ${inRange} GROUP BY phone_e164`;
 }
 
-/** Merges the unique rows into the account's contacts; returns how many were created and updated. */
-async function mergeContacts(trx: Session, unique: string, request: ImportRequest) {
+interface MergeTables {
+  staging: string;
+  /** PGlite only: ids of the contacts this import created, and the prior state of those it updated (for undo). */
+  created: string | null;
+  previous: string | null;
+}
+
+/** Merges one range into the account's contacts; returns how many were created and updated. */
+async function mergeRange(trx: Session, tables: MergeTables, range: Range, request: ImportRequest, listId: string) {
   const { accountId, now } = request;
+  const rangeOf = (alias: string) => sql`${sql.ref(`${alias}.phone_e164`)} > ${range.after} AND ${sql.ref(`${alias}.phone_e164`)} <= ${range.upper}`;
+  if (tables.previous && request.duplicatePolicy === 'update') {
+    await sql`
+      INSERT INTO ${sql.table(tables.previous)}
+      SELECT c.id, c.first_name, c.last_name, c.email, c.company, c.timezone, c.attributes, c.updated_at
+      FROM contacts c WHERE c.account_id = ${accountId} AND ${rangeOf('c')}
+        AND EXISTS (SELECT 1 FROM ${sql.table(tables.staging)} s WHERE s.phone_e164 = c.phone_e164)`.execute(trx);
+  }
+  // New ids in key order: the contacts indexes are appended to in order rather than written at random.
   const insert = sql`
     INSERT INTO contacts (id, account_id, first_name, last_name, phone_e164, email, company, timezone, attributes, dnc, created_at, updated_at)
-    SELECT u.id, ${accountId}::uuid, u.first_name, u.last_name, u.phone_e164, u.email, u.company, u.timezone,
-      COALESCE(u.attributes, '{}'::jsonb), d.phone_e164 IS NOT NULL, ${now}::timestamptz, ${now}::timestamptz
-    FROM ${sql.table(unique)} u
-    LEFT JOIN dnc_entries d ON d.account_id = ${accountId} AND d.phone_e164 = u.phone_e164
-    ORDER BY u.id`; // in key order, the id indexes are appended to rather than written at random
-  if (request.duplicatePolicy === 'skip') {
-    const result = await sql`${insert} ON CONFLICT (account_id, phone_e164) DO NOTHING`.execute(trx);
-    return { imported: Number(result.numAffectedRows ?? 0), updated: 0 };
-  }
+    SELECT gen_random_uuid() AS id, ${accountId}::uuid, u.first_name, u.last_name, u.phone_e164, u.email, u.company, u.timezone,
+      COALESCE(u.attributes, '{}'::jsonb),
+      EXISTS (SELECT 1 FROM dnc_entries d WHERE d.account_id = ${accountId} AND d.phone_e164 = u.phone_e164),
+      ${now}::timestamptz, ${now}::timestamptz
+    FROM (${foldedRows(tables.staging, range, request.duplicatePolicy)}) u
+    ORDER BY id`;
   // xmax = 0 only on a freshly inserted row version: it tells created from updated in one pass.
-  const { rows } = await sql<{ imported: number; updated: number }>`
-    WITH merged AS (
-      ${insert}
-      ON CONFLICT (account_id, phone_e164) DO UPDATE SET
-        first_name = COALESCE(EXCLUDED.first_name, contacts.first_name),
-        last_name = COALESCE(EXCLUDED.last_name, contacts.last_name),
-        email = COALESCE(EXCLUDED.email, contacts.email),
-        company = COALESCE(EXCLUDED.company, contacts.company),
-        timezone = COALESCE(EXCLUDED.timezone, contacts.timezone),
-        attributes = contacts.attributes || EXCLUDED.attributes,
-        updated_at = EXCLUDED.updated_at
-      RETURNING (xmax = 0) AS inserted
+  const upsert =
+    request.duplicatePolicy === 'skip'
+      ? sql`${insert} ON CONFLICT (account_id, phone_e164) DO NOTHING RETURNING id, true AS inserted, null::jsonb AS attributes, phone_e164`
+      : sql`${insert}
+          ON CONFLICT (account_id, phone_e164) DO UPDATE SET
+            first_name = COALESCE(EXCLUDED.first_name, contacts.first_name),
+            last_name = COALESCE(EXCLUDED.last_name, contacts.last_name),
+            email = COALESCE(EXCLUDED.email, contacts.email),
+            company = COALESCE(EXCLUDED.company, contacts.company),
+            timezone = COALESCE(EXCLUDED.timezone, contacts.timezone),
+            attributes = contacts.attributes || EXCLUDED.attributes,
+            updated_at = EXCLUDED.updated_at
+          RETURNING id, (xmax = 0) AS inserted, attributes, phone_e164`;
+  const record = tables.created
+    ? sql`, recorded AS (INSERT INTO ${sql.table(tables.created)} (id) SELECT id FROM merged WHERE inserted)`
+    : sql``;
+  // With "update", attributes merged from several rows or onto an existing contact may exceed its limits.
+  const oversized =
+    request.duplicatePolicy === 'update'
+      ? sql`(SELECT phone_e164 FROM merged WHERE attributes <> '{}'::jsonb
+            AND NOT contact_attributes_fit(attributes, ${MAX_ATTRIBUTES}, ${MAX_ATTRIBUTE_CHARS}) LIMIT 1)`
+      : sql`null::text`;
+  const { rows } = await sql<{ imported: number; updated: number; oversized: string | null }>`
+    WITH merged AS (${upsert})${record}
+    SELECT count(*) FILTER (WHERE inserted)::int AS imported, count(*) FILTER (WHERE NOT inserted)::int AS updated,
+      ${oversized} AS oversized
+    FROM merged`.execute(trx);
+  const merged = rows[0]!;
+  if (merged.oversized !== null) {
+    throw new AppError(
+      'validation_failed',
+      `Merging the rows for ${merged.oversized} would give that contact more than ${MAX_ATTRIBUTES} attributes or ` +
+        `${MAX_ATTRIBUTE_CHARS} characters of them; nothing was imported. Drop some columns, or import with duplicatePolicy=skip`,
+      { fields: [{ field: 'body', message: 'merges into a contact past its attribute limits' }], phone: merged.oversized },
+    );
+  }
+  // Memberships, in key order again (measured 2.5x faster than join order at 1M rows), and the range's DNC count.
+  const { rows: members } = await sql<{ dnc: number }>`
+    WITH members AS (
+      SELECT c.id, c.dnc FROM contacts c
+      WHERE c.account_id = ${accountId} AND ${rangeOf('c')}
+        AND EXISTS (SELECT 1 FROM ${sql.table(tables.staging)} s WHERE s.phone_e164 = c.phone_e164)
+    ), added AS (
+      INSERT INTO contact_list_members (list_id, contact_id, account_id)
+      SELECT ${listId}::uuid, id, ${accountId}::uuid FROM members ORDER BY id
     )
-    SELECT count(*) FILTER (WHERE inserted)::int AS imported, count(*) FILTER (WHERE NOT inserted)::int AS updated FROM merged`.execute(trx);
-  return rows[0]!;
+    SELECT count(*) FILTER (WHERE dnc)::int AS dnc FROM members`.execute(trx);
+  return { imported: merged.imported, updated: merged.updated, dnc: members[0]!.dnc };
 }
 
-async function createList(trx: Session, unique: string, request: ImportRequest, staged: { rows: number; valid: number; invalid: number }) {
+/** Removes what the committed steps of a failed PGlite import wrote. */
+async function undoImport(trx: Session, tables: MergeTables, request: ImportRequest, listId: string) {
   const { accountId } = request;
-  const listId = newId();
-  await trx
-    .insertInto('contact_lists')
-    .values({
-      id: listId,
-      account_id: accountId,
-      name: request.name,
-      default_country: request.defaultCountry,
-      duplicate_policy: request.duplicatePolicy,
-      row_count: staged.rows,
-      imported_count: 0,
-      updated_count: 0,
-      duplicate_count: 0,
-      invalid_count: staged.invalid,
-      dnc_count: 0,
-      created_at: request.now,
-    })
-    .execute();
-  const { imported, updated } = await mergeContacts(trx, unique, request);
+  await sql`DELETE FROM contact_list_members WHERE list_id = ${listId}`.execute(trx);
+  await sql`DELETE FROM contact_lists WHERE account_id = ${accountId} AND id = ${listId}`.execute(trx);
+  await sql`DELETE FROM contacts WHERE account_id = ${accountId} AND id IN (SELECT id FROM ${sql.table(tables.created!)})`.execute(trx);
   await sql`
-    INSERT INTO contact_list_members (list_id, contact_id, account_id)
-    SELECT ${listId}::uuid, c.id, ${accountId}::uuid FROM ${sql.table(unique)} u
-    JOIN contacts c ON c.account_id = ${accountId} AND c.phone_e164 = u.phone_e164
-    ORDER BY c.id`.execute(trx); // key order again: measured 2.5x faster than join order at 1M rows
-  const { rows } = await sql<{ unique_rows: number; dnc: number }>`
-    SELECT (SELECT count(*)::int FROM ${sql.table(unique)}) AS unique_rows,
-      (SELECT count(*)::int FROM ${sql.table(unique)} u
-        JOIN dnc_entries d ON d.account_id = ${accountId} AND d.phone_e164 = u.phone_e164) AS dnc`.execute(trx);
-  const { unique_rows: uniqueRows, dnc } = rows[0]!;
-  // imported + updated + duplicates + invalid = rows: with "skip", a number already in the account is a duplicate.
-  const duplicates = staged.valid - uniqueRows + (uniqueRows - imported - updated);
-  const counts: ImportCounts = { rows: staged.rows, imported, updated, duplicates, invalid: staged.invalid, dnc };
-  await trx
-    .updateTable('contact_lists')
-    .set({ imported_count: imported, updated_count: updated, duplicate_count: duplicates, dnc_count: dnc })
-    .where('account_id', '=', accountId)
-    .where('id', '=', listId)
-    .execute();
+    UPDATE contacts c SET first_name = p.first_name, last_name = p.last_name, email = p.email, company = p.company,
+      timezone = p.timezone, attributes = p.attributes, updated_at = p.updated_at
+    FROM ${sql.table(tables.previous!)} p WHERE c.account_id = ${accountId} AND c.id = p.id`.execute(trx);
+}
+
+type Staged = Awaited<ReturnType<typeof stageFile>>;
+
+async function mergeStaged(session: Session, kind: DatabaseKind, tables: MergeTables, request: ImportRequest, staged: Staged) {
+  const listId = newId();
+  const counts = await runBatchedMerge(
+    session,
+    kind,
+    request.accountId,
+    async (step) => {
+      let after = '';
+      let uniqueRows = 0;
+      let imported = 0;
+      let updated = 0;
+      let dnc = 0;
+      for (;;) {
+        const range = await step(async (trx) => {
+          const next = await nextRange(trx, tables.staging, after);
+          if (!next) return null;
+          const range = { after, upper: next.upper };
+          const merged = await mergeRange(trx, tables, range, request, listId);
+          uniqueRows += next.numbers;
+          imported += merged.imported;
+          updated += merged.updated;
+          dnc += merged.dnc;
+          return range;
+        });
+        if (!range) break;
+        after = range.upper;
+      }
+      // imported + updated + duplicates + invalid = rows: with "skip", a number already in the account is a duplicate.
+      const duplicates = staged.valid - uniqueRows + (uniqueRows - imported - updated);
+      const counts: ImportCounts = { rows: staged.rows, imported, updated, duplicates, invalid: staged.invalid, dnc };
+      await step((trx) =>
+        trx
+          .insertInto('contact_lists')
+          .values({
+            id: listId,
+            account_id: request.accountId,
+            name: request.name,
+            default_country: request.defaultCountry,
+            duplicate_policy: request.duplicatePolicy,
+            row_count: counts.rows,
+            imported_count: counts.imported,
+            updated_count: counts.updated,
+            duplicate_count: counts.duplicates,
+            invalid_count: counts.invalid,
+            dnc_count: counts.dnc,
+            created_at: request.now,
+          })
+          .execute(),
+      );
+      return counts;
+    },
+    (trx) => undoImport(trx, tables, request, listId),
+  );
   return { listId, counts };
 }
 
@@ -264,21 +418,34 @@ export interface ImportDeps {
 export async function importContactList(deps: ImportDeps, upload: CsvUpload, request: ImportRequest): Promise<ImportResult> {
   const { db, databaseKind: kind, phones } = deps;
   checkDeclaredSize(upload, request.limitBytes);
-  const staging = tempTableName('contact_import');
-  const unique = tempTableName('contact_import_unique');
+  const tables: MergeTables = {
+    staging: tempTableName('contact_import'),
+    created: kind === 'pglite' ? tempTableName('contact_import_created') : null,
+    previous: kind === 'pglite' ? tempTableName('contact_import_previous') : null,
+  };
   return withSession(db, kind, async (session) => {
     try {
+      // Indexed by number from the start: each merge step reads its range of numbers through the index, so no
+      // statement sorts or scans the whole file.
       await sql`
-        CREATE TEMP TABLE ${sql.table(staging)} (
-          row_no integer NOT NULL, id uuid NOT NULL, phone_e164 text COLLATE "C" NOT NULL, first_name text, last_name text,
+        CREATE TEMP TABLE ${sql.table(tables.staging)} (
+          row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, first_name text, last_name text,
           email text, company text, timezone text, attributes jsonb
         )`.execute(session);
-      const staged = await stageFile(session, staging, upload, request, phones).catch(csvReadError);
-      await uniqueRowsQuery(staging, unique, request.duplicatePolicy).execute(session);
-      const result = await session.transaction().execute((trx) => createList(trx, unique, request, staged));
-      return { ...result, errors: staged.errors };
+      await sql`CREATE INDEX ON ${sql.table(tables.staging)} (phone_e164, row_no)`.execute(session);
+      if (tables.created) await sql`CREATE TEMP TABLE ${sql.table(tables.created)} (id uuid NOT NULL)`.execute(session);
+      if (tables.previous) {
+        await sql`
+          CREATE TEMP TABLE ${sql.table(tables.previous)} (
+            id uuid NOT NULL, first_name text, last_name text, email text, company text, timezone text,
+            attributes jsonb NOT NULL, updated_at timestamptz NOT NULL
+          )`.execute(session);
+      }
+      const staged = await stageFile(session, tables.staging, upload, request, phones).catch(csvReadError);
+      const { listId, counts } = await mergeStaged(session, kind, tables, request, staged);
+      return { listId, counts, errors: staged.errors };
     } finally {
-      await dropTempTables(session, [staging, unique]);
+      await dropTempTables(session, [tables.staging, tables.created, tables.previous].filter((t): t is string => t !== null));
     }
   });
 }

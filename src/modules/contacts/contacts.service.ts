@@ -10,6 +10,7 @@ import { canonicalTimeZone } from '../../lib/timezone.js';
 import { createPhonePool, type PhonePool } from '../../lib/phone-pool.js';
 import { importContactList } from './contacts-import.js';
 import { exportContactsCsv } from './contacts-export.js';
+import { patchedAttributesProblem } from './csv-headers.js';
 import { createContactsRepo, type ContactChanges, type ContactFilters, type ContactRow } from './contacts.repo.js';
 import type { ContactListsTable, DuplicatePolicy } from './contacts.tables.js';
 import type { DatabaseKind } from '../../db/staging.js';
@@ -62,6 +63,12 @@ const toContactList = (row: Selectable<ContactListsTable>) => ({
   createdAt: row.created_at.toISOString(),
 });
 
+/** A search reads the trigram index: it needs 3 characters to use it, and a control character would never match. */
+function checkSearchText(q: string) {
+  if (q.trim().length < 3) throw invalidField('querystring/q', 'needs at least 3 characters, not counting spaces around them');
+  if (/[\x00-\x1f]/.test(q)) throw invalidField('querystring/q', 'must not contain control characters (tab, newline, NUL)');
+}
+
 const emptyToNull = (value: string | null | undefined) => (value === undefined ? undefined : value?.trim() || null);
 
 export function createContactsService(deps: { db: Db; config: Config; clock: Clock; databaseKind: DatabaseKind; phones?: PhonePool }) {
@@ -76,6 +83,7 @@ export function createContactsService(deps: { db: Db; config: Config; clock: Clo
   }
 
   async function filtersOf(auth: Auth, input: ContactFilterInput): Promise<ContactFilters> {
+    if (input.q !== undefined) checkSearchText(input.q);
     const filters: ContactFilters = { listId: input.listId, q: input.q, dnc: input.dnc };
     if (input.phone !== undefined) filters.phoneE164 = await phoneFilter(auth, input.phone, 'querystring/phone');
     return filters;
@@ -149,7 +157,10 @@ export function createContactsService(deps: { db: Db; config: Config; clock: Clo
 
     async updateContact(auth: Auth, id: string, patch: ContactPatch) {
       requireRole(auth, 'member');
-      if (!(await repo.findContact(auth.accountId, id))) throw notFound('Contact');
+      const current = await repo.findContact(auth.accountId, id);
+      if (!current) throw notFound('Contact');
+      const attributesProblem = patch.attributes && patchedAttributesProblem(current.attributes, patch.attributes);
+      if (attributesProblem) throw invalidField('body/attributes', attributesProblem);
       const changes = await contactChanges(auth, id, patch);
       const row = await repo.update(auth.accountId, id, changes, clock.now()).catch((error: unknown) => {
         if ((error as { code?: string }).code === '23505') {

@@ -1,6 +1,6 @@
 /**
- * POST /v1/dnc/bulk: numbers from a JSON array or a streamed CSV, staged in a temporary table and
- * added in one short transaction (the same pipeline as contact imports): all or nothing.
+ * POST /v1/dnc/bulk: numbers from a JSON array or a streamed CSV, staged in a temporary table and added
+ * a few thousand numbers at a time (the same pipeline as contact imports): all or nothing.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
@@ -10,10 +10,22 @@ import { readCsv, headerKey, type CsvUpload } from '../../lib/csv.js';
 import { normalizePhone } from '../../lib/phone.js';
 import { PHONE_HEADER_EXAMPLES, phoneColumns } from '../contacts/csv-headers.js';
 import { MAX_REPORTED_ERRORS } from '../contacts/contacts-import.js';
-import { createBatchWriter, dropTempTables, tempTableName, withSession, type DatabaseKind, type Session } from '../../db/staging.js';
+import {
+  createBatchWriter,
+  dropTempTables,
+  runBatchedMerge,
+  stagingJson,
+  tempTableName,
+  withSession,
+  type DatabaseKind,
+  type Session,
+} from '../../db/staging.js';
 
 const BATCH_ROWS = 5_000;
+const MERGE_BATCH_NUMBERS = 5_000;
 const REASON_HEADERS = ['reason', 'note', 'notes', 'comment', 'comments', 'source'];
+/** Limits of a do-not-call file; past one, the file is refused with the line and the limit. */
+export const DNC_CSV_LIMITS = { maxRecordChars: 64 * 1024, maxFieldChars: 32 * 1024, maxColumns: 1_000 };
 
 export interface DncItem {
   row: number;
@@ -34,13 +46,28 @@ function* jsonItems(items: Array<string | { phone: string; reason?: string | nul
   let row = 0;
   for (const item of items) {
     row++;
-    if (typeof item === 'string') yield { row, phone: item, reason: null };
-    else yield { row, phone: item.phone, reason: item.reason?.trim() || null };
+    const reason = typeof item === 'string' ? null : item.reason?.trim() || null;
+    if (reason?.includes('\0')) {
+      throw new AppError('validation_failed', `Item ${row}: the reason contains a NUL character (U+0000), which cannot be stored`, {
+        fields: [{ field: `body/${row - 1}/reason`, message: 'contains a NUL character' }],
+      });
+    }
+    yield { row, phone: typeof item === 'string' ? item : item.phone, reason };
   }
 }
 
+function nulInFile(line: number) {
+  return new AppError('invalid_csv', `Line ${line} contains a NUL character (U+0000), which cannot be stored; nothing was added`, {
+    line,
+    reason: 'nul_character',
+  });
+}
+
 async function* records(upload: CsvUpload, context: BulkContext) {
-  for await (const batch of readCsv(upload.stream, { limitBytes: context.limitBytes, maxRecordBytes: 64 * 1024 })) yield* batch;
+  for await (const batch of readCsv(upload.stream, { limitBytes: context.limitBytes, ...DNC_CSV_LIMITS })) {
+    if (batch.nulRecords.length > 0) throw nulInFile(batch.lines[batch.nulRecords[0]!]!);
+    yield* batch.records;
+  }
 }
 
 /**
@@ -79,7 +106,7 @@ async function stageItems(session: Session, staging: string, items: AsyncIterabl
   const writer = createBatchWriter<{ r: number; p: string; n: string | null }>(BATCH_ROWS, async (rows) => {
     await sql`
       INSERT INTO ${sql.table(staging)} (row_no, phone_e164, reason)
-      SELECT r, p, n FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(r int, p text, n text)`.execute(session);
+      SELECT r, p, n FROM json_to_recordset(${stagingJson(rows)}::json) AS x(r int, p text, n text)`.execute(session);
   });
   let rows = 0;
   let invalid = 0;
@@ -99,32 +126,92 @@ async function stageItems(session: Session, staging: string, items: AsyncIterabl
   return { rows, invalid, errors };
 }
 
-async function addStaged(trx: Session, unique: string, context: BulkContext) {
+interface BulkTables {
+  staging: string;
+  /** PGlite only: the numbers this request added and the contacts it flagged (for undo). */
+  added: string | null;
+  flagged: string | null;
+}
+
+/** Adds the next MERGE_BATCH_NUMBERS distinct numbers after `after`; null when none are left. */
+async function addRange(trx: Session, tables: BulkTables, after: string, context: BulkContext) {
   const { accountId, now } = context;
-  const added = await sql`
-    INSERT INTO dnc_entries (account_id, phone_e164, reason, created_at)
-    SELECT ${accountId}::uuid, phone_e164, reason, ${now}::timestamptz FROM ${sql.table(unique)}
-    ON CONFLICT (account_id, phone_e164) DO NOTHING`.execute(trx);
-  const flagged = await sql`
-    UPDATE contacts c SET dnc = true, updated_at = ${now}::timestamptz
-    FROM ${sql.table(unique)} u
-    WHERE c.account_id = ${accountId} AND c.phone_e164 = u.phone_e164 AND NOT c.dnc`.execute(trx);
-  return { added: Number(added.numAffectedRows ?? 0), contactsFlagged: Number(flagged.numAffectedRows ?? 0) };
+  const { rows } = await sql<{ upper: string | null }>`
+    SELECT max(phone_e164) AS upper FROM (
+      SELECT DISTINCT phone_e164 FROM ${sql.table(tables.staging)} WHERE phone_e164 > ${after} ORDER BY phone_e164 LIMIT ${MERGE_BATCH_NUMBERS}
+    ) s`.execute(trx);
+  const upper = rows[0]!.upper;
+  if (upper === null) return null;
+  const inRange = (column: string) => sql`${sql.ref(column)} > ${after} AND ${sql.ref(column)} <= ${upper}`;
+  const recordAdded = tables.added ? sql`, recorded AS (INSERT INTO ${sql.table(tables.added)} (phone_e164) SELECT phone_e164 FROM added)` : sql``;
+  const { rows: added } = await sql<{ n: number }>`
+    WITH added AS (
+      INSERT INTO dnc_entries (account_id, phone_e164, reason, created_at)
+      SELECT ${accountId}::uuid, phone_e164, reason, ${now}::timestamptz FROM (
+        SELECT DISTINCT ON (phone_e164) phone_e164, reason FROM ${sql.table(tables.staging)}
+        WHERE ${inRange('phone_e164')} ORDER BY phone_e164, row_no
+      ) u
+      ON CONFLICT (account_id, phone_e164) DO NOTHING
+      RETURNING phone_e164
+    )${recordAdded}
+    SELECT count(*)::int AS n FROM added`.execute(trx);
+  const recordFlagged = tables.flagged ? sql`, recorded AS (INSERT INTO ${sql.table(tables.flagged)} (id) SELECT id FROM flagged)` : sql``;
+  const { rows: flagged } = await sql<{ n: number }>`
+    WITH flagged AS (
+      UPDATE contacts c SET dnc = true, updated_at = ${now}::timestamptz
+      WHERE c.account_id = ${accountId} AND ${inRange('c.phone_e164')} AND NOT c.dnc
+        AND EXISTS (SELECT 1 FROM ${sql.table(tables.staging)} s WHERE s.phone_e164 = c.phone_e164)
+      RETURNING c.id
+    )${recordFlagged}
+    SELECT count(*)::int AS n FROM flagged`.execute(trx);
+  return { upper, added: added[0]!.n, flagged: flagged[0]!.n };
+}
+
+/** Removes what the committed steps of a failed PGlite request wrote. */
+async function undoBulk(trx: Session, tables: BulkTables, context: BulkContext) {
+  const { accountId } = context;
+  await sql`
+    DELETE FROM dnc_entries WHERE account_id = ${accountId}
+      AND phone_e164 IN (SELECT phone_e164 FROM ${sql.table(tables.added!)})`.execute(trx);
+  await sql`
+    UPDATE contacts SET dnc = false WHERE account_id = ${accountId}
+      AND id IN (SELECT id FROM ${sql.table(tables.flagged!)})`.execute(trx);
 }
 
 export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInput, context: BulkContext) {
   if ('upload' in input) checkDeclaredSize(input.upload, context.limitBytes);
-  const staging = tempTableName('dnc_import');
-  const unique = tempTableName('dnc_import_unique');
+  const tables: BulkTables = {
+    staging: tempTableName('dnc_import'),
+    added: kind === 'pglite' ? tempTableName('dnc_import_added') : null,
+    flagged: kind === 'pglite' ? tempTableName('dnc_import_flagged') : null,
+  };
   return withSession(db, kind, async (session) => {
     try {
-      await sql`CREATE TEMP TABLE ${sql.table(staging)} (row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, reason text)`.execute(session);
+      await sql`CREATE TEMP TABLE ${sql.table(tables.staging)} (row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, reason text)`.execute(session);
+      await sql`CREATE INDEX ON ${sql.table(tables.staging)} (phone_e164, row_no)`.execute(session);
+      if (tables.added) await sql`CREATE TEMP TABLE ${sql.table(tables.added)} (phone_e164 text COLLATE "C" NOT NULL)`.execute(session);
+      if (tables.flagged) await sql`CREATE TEMP TABLE ${sql.table(tables.flagged)} (id uuid NOT NULL)`.execute(session);
       const items = 'upload' in input ? csvItems(input.upload, context) : jsonItems(input.items);
-      const staged = await stageItems(session, staging, items, context).catch(csvReadError);
-      await sql`
-        CREATE TEMP TABLE ${sql.table(unique)} AS
-        SELECT DISTINCT ON (phone_e164) phone_e164, reason FROM ${sql.table(staging)} ORDER BY phone_e164, row_no`.execute(session);
-      const { added, contactsFlagged } = await session.transaction().execute((trx) => addStaged(trx, unique, context));
+      const staged = await stageItems(session, tables.staging, items, context).catch(csvReadError);
+      const { added, contactsFlagged } = await runBatchedMerge(
+        session,
+        kind,
+        context.accountId,
+        async (step) => {
+          let after = '';
+          let added = 0;
+          let contactsFlagged = 0;
+          for (;;) {
+            const range = await step((trx) => addRange(trx, tables, after, context));
+            if (!range) break;
+            added += range.added;
+            contactsFlagged += range.flagged;
+            after = range.upper;
+          }
+          return { added, contactsFlagged };
+        },
+        (trx) => undoBulk(trx, tables, context),
+      );
       return {
         rows: staged.rows,
         added,
@@ -134,7 +221,7 @@ export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInp
         errors: staged.errors,
       };
     } finally {
-      await dropTempTables(session, [staging, unique]);
+      await dropTempTables(session, [tables.staging, tables.added, tables.flagged].filter((t): t is string => t !== null));
     }
   });
 }
