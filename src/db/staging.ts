@@ -5,6 +5,7 @@
  * long, so other requests keep running while a file is imported.
  */
 import { randomBytes } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Db } from './client.js';
 import type { Database } from './types.js';
@@ -101,6 +102,20 @@ async function withLocalAccountLock<T>(accountId: string, fn: () => Promise<T>):
 }
 
 /**
+ * Where the next merge step of a staging table ends: the number on its `rows`-th row after `after`, read through
+ * the staging table's (phone_e164, ...) index, so no step sorts or scans the whole table; null when none are left.
+ * A step then takes every staged row of its numbers, so it holds at most `rows` distinct numbers.
+ */
+export async function nextStagedRange(trx: Session, staging: string, after: string, rows: number): Promise<string | null> {
+  const { rows: found } = await sql<{ upper: string | null }>`
+    SELECT COALESCE(
+      (SELECT phone_e164 FROM ${sql.table(staging)} WHERE phone_e164 > ${after} ORDER BY phone_e164 OFFSET ${rows - 1} LIMIT 1),
+      (SELECT max(phone_e164) FROM ${sql.table(staging)} WHERE phone_e164 > ${after})
+    ) AS upper`.execute(trx);
+  return found[0]!.upper;
+}
+
+/**
  * A bulk merge, made of steps (each a bounded amount of work), atomic from the client's view.
  *
  * On PostgreSQL every step runs in one transaction holding the account's advisory lock: a concurrent
@@ -125,6 +140,9 @@ export async function runBatchedMerge<T>(
     let committed = false;
     try {
       return await merge(async (work) => {
+        // PGlite answers through promises alone: without a turn of the event loop here, requests that arrived
+        // meanwhile would not even start before the whole merge is done.
+        await nextTurn();
         const result = await session.transaction().execute(work);
         committed = true;
         return result;

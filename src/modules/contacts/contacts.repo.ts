@@ -25,7 +25,7 @@ const CONTACT_COLUMNS = [
  * Attributes (as JSON text) one page of GET /v1/contacts may carry, so a response stays small whatever was stored.
  * Typical contacts hold a few hundred bytes; only pages of contacts near their attribute limits come close.
  */
-export const PAGE_ATTRIBUTE_BYTES = 32 * 1024 * 1024;
+export const PAGE_ATTRIBUTE_BYTES = 16 * 1024 * 1024;
 const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 export interface ContactChanges {
@@ -39,6 +39,9 @@ export interface ContactChanges {
   attributes?: Record<string, string | null>;
 }
 
+
+/** What free text searches, spelled exactly as the trigram index contacts_search_idx (migration 0005) so searches use it. */
+export const contactSearchText = sql<string>`contact_search_text(contacts.first_name, contacts.last_name, contacts.email, contacts.phone_e164 COLLATE "default")`;
 
 function contactFilters(accountId: string, filters: ContactFilters) {
   return (eb: ExpressionBuilder<Database, 'contacts'>) => {
@@ -58,8 +61,7 @@ function contactFilters(accountId: string, filters: ContactFilters) {
     if (filters.phoneE164) conditions.push(eb('contacts.phone_e164', '=', filters.phoneE164));
     if (filters.dnc !== undefined) conditions.push(eb('contacts.dnc', '=', filters.dnc));
     if (filters.q) {
-      // Spelled exactly as the trigram index contacts_search_idx (migration 0005), so searches use it.
-      const text = sql<string>`contact_search_text(contacts.first_name, contacts.last_name, contacts.email, contacts.phone_e164 COLLATE "default")`;
+      const text = contactSearchText;
       const matches = [eb(text, 'ilike', likePattern(filters.q.trim()))];
       const digits = filters.q.replace(/\D/g, '');
       // Digits match the number only: it follows the second separator.
@@ -122,7 +124,7 @@ export function createContactsRepo(db: Db) {
           .selectFrom(sized)
           .select(['id', 'account_id', 'first_name', 'last_name', 'phone_e164', 'email', 'company', 'timezone', 'dnc', 'created_at', 'updated_at'])
           .select(sql<ContactRow['attributes']>`CASE WHEN ${pageBytes} <= ${PAGE_ATTRIBUTE_BYTES} THEN page.attributes END`.as('attributes'))
-          .select(pageBytes.as('page_attribute_bytes'))
+          .select(['attributes_bytes', pageBytes.as('page_attribute_bytes')])
           .orderBy('created_at', 'desc')
           .orderBy('id', 'desc')
           .execute(),
@@ -130,13 +132,14 @@ export function createContactsRepo(db: Db) {
       ]);
       const bytes = rows[0]?.page_attribute_bytes ?? 0;
       if (bytes > PAGE_ATTRIBUTE_BYTES) {
-        const fits = Math.max(1, Math.floor((page.limit * PAGE_ATTRIBUTE_BYTES) / bytes));
+        let fits = 0;
+        for (let sum = 0; fits < rows.length && (sum += rows[fits]!.attributes_bytes) <= PAGE_ATTRIBUTE_BYTES; ) fits++;
         throw invalidField(
           'querystring/limit',
-          `asks for contacts holding ${megabytes(bytes)} MB of attributes, more than the ${megabytes(PAGE_ATTRIBUTE_BYTES)} MB one page may hold; ask for fewer (limit=${fits}) or use the CSV export`,
+          `asks for contacts holding ${megabytes(bytes)} MB of attributes, more than the ${megabytes(PAGE_ATTRIBUTE_BYTES)} MB one page may hold; ask for fewer (limit=${Math.max(1, fits)}) or use the CSV export`,
         );
       }
-      const items: ContactRow[] = rows.map(({ page_attribute_bytes: _bytes, ...row }) => ({ ...row, attributes: row.attributes ?? {} }));
+      const items: ContactRow[] = rows.map(({ page_attribute_bytes: _page, attributes_bytes: _bytes, ...row }) => ({ ...row, attributes: row.attributes ?? {} }));
       return { items, total: Number(total.n) };
     },
 

@@ -13,6 +13,7 @@ import { MAX_REPORTED_ERRORS } from '../contacts/contacts-import.js';
 import {
   createBatchWriter,
   dropTempTables,
+  nextStagedRange,
   runBatchedMerge,
   stagingJson,
   tempTableName,
@@ -136,11 +137,7 @@ interface BulkTables {
 /** Adds the next MERGE_BATCH_NUMBERS distinct numbers after `after`; null when none are left. */
 async function addRange(trx: Session, tables: BulkTables, after: string, context: BulkContext) {
   const { accountId, now } = context;
-  const { rows } = await sql<{ upper: string | null }>`
-    SELECT max(phone_e164) AS upper FROM (
-      SELECT DISTINCT phone_e164 FROM ${sql.table(tables.staging)} WHERE phone_e164 > ${after} ORDER BY phone_e164 LIMIT ${MERGE_BATCH_NUMBERS}
-    ) s`.execute(trx);
-  const upper = rows[0]!.upper;
+  const upper = await nextStagedRange(trx, tables.staging, after, MERGE_BATCH_NUMBERS);
   if (upper === null) return null;
   const inRange = (column: string) => sql`${sql.ref(column)} > ${after} AND ${sql.ref(column)} <= ${upper}`;
   const recordAdded = tables.added ? sql`, recorded AS (INSERT INTO ${sql.table(tables.added)} (phone_e164) SELECT phone_e164 FROM added)` : sql``;
@@ -188,11 +185,11 @@ export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInp
   return withSession(db, kind, async (session) => {
     try {
       await sql`CREATE TEMP TABLE ${sql.table(tables.staging)} (row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, reason text)`.execute(session);
-      await sql`CREATE INDEX ON ${sql.table(tables.staging)} (phone_e164, row_no)`.execute(session);
       if (tables.added) await sql`CREATE TEMP TABLE ${sql.table(tables.added)} (phone_e164 text COLLATE "C" NOT NULL)`.execute(session);
       if (tables.flagged) await sql`CREATE TEMP TABLE ${sql.table(tables.flagged)} (id uuid NOT NULL)`.execute(session);
       const items = 'upload' in input ? csvItems(input.upload, context) : jsonItems(input.items);
       const staged = await stageItems(session, tables.staging, items, context).catch(csvReadError);
+      await sql`CREATE INDEX ON ${sql.table(tables.staging)} (phone_e164, row_no)`.execute(session);
       const { added, contactsFlagged } = await runBatchedMerge(
         session,
         kind,
