@@ -89,6 +89,16 @@ export function stagingJson(rows: unknown[]): string {
 const ACCOUNT_LOCK_NAMESPACE = 'parley:contacts-merge:';
 const accountQueues = new Map<string, Promise<unknown>>();
 
+/**
+ * Takes the account's merge lock for the rest of the transaction. Any transaction that writes both do-not-call
+ * entries and contacts' DNC flags takes it, so it cannot interleave with an import's merge: on PostgreSQL each
+ * would otherwise miss the other's uncommitted rows and leave a listed number unflagged. (On PGlite, one session,
+ * it is always granted: transactions there never overlap.)
+ */
+export async function lockAccountContacts(trx: Session, accountId: string) {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${ACCOUNT_LOCK_NAMESPACE + accountId}, 0))`.execute(trx);
+}
+
 async function withLocalAccountLock<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
   const previous = accountQueues.get(accountId) ?? Promise.resolve();
   const run = previous.then(fn, fn);
@@ -132,7 +142,7 @@ export async function runBatchedMerge<T>(
 ): Promise<T> {
   if (kind === 'postgres') {
     return session.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${ACCOUNT_LOCK_NAMESPACE + accountId}, 0))`.execute(trx);
+      await lockAccountContacts(trx, accountId);
       return merge((work) => work(trx));
     });
   }

@@ -2,12 +2,14 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Page } from '../../http/pagination.js';
 import { likePattern } from '../../db/like.js';
+import { lockAccountContacts } from '../../db/staging.js';
 
 export function createDncRepo(db: Db) {
   return {
     /** Adds the number (keeping an existing entry as it is) and flags the account's contacts with it. */
     add(accountId: string, phoneE164: string, reason: string | null, now: Date) {
       return db.transaction().execute(async (trx) => {
+        await lockAccountContacts(trx, accountId);
         await trx
           .insertInto('dnc_entries')
           .values({ account_id: accountId, phone_e164: phoneE164, reason, created_at: now })
@@ -32,6 +34,7 @@ export function createDncRepo(db: Db) {
     /** Removes the number and clears the flag on the account's contacts; false when it was not listed. */
     remove(accountId: string, phoneE164: string, now: Date) {
       return db.transaction().execute(async (trx) => {
+        await lockAccountContacts(trx, accountId);
         const deleted = await trx
           .deleteFrom('dnc_entries')
           .where('account_id', '=', accountId)
