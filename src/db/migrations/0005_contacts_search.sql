@@ -15,8 +15,12 @@ CREATE FUNCTION contact_search_text(first_name text, last_name text, email text,
 
 -- phone_e164 is COLLATE "C"; the other columns use the database's collation: the number is relabelled so the
 -- expression has one collation for ILIKE. Queries must spell the expression exactly like this to use the index.
+-- New entries wait in a pending list that the inserting statement folds into the index when it is full: a 1 MB
+-- list (instead of 4 MB) halves the longest such statement of an import (on PGlite, how long others wait) for
+-- the same total work.
 CREATE INDEX contacts_search_idx ON contacts
-  USING gin (contact_search_text(first_name, last_name, email, phone_e164 COLLATE "default") gin_trgm_ops);
+  USING gin (contact_search_text(first_name, last_name, email, phone_e164 COLLATE "default") gin_trgm_ops)
+  WITH (gin_pending_list_limit = 1024);
 
 -- True when attributes hold at most max_keys keys and max_chars characters of keys and values in all: the
 -- limits imports and PATCH apply to one contact (checked here when an import merges rows into a contact).
