@@ -57,6 +57,7 @@ function anything(): any {
 /** Arguments for methods the stand-in cannot fill (they branch on the argument's shape). */
 const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'contacts.setDncFlag': (q) => q.setDncFlag(ACCOUNT, ['+14155552671'], true, new Date()),
+  'contacts.flagDncAmong': (q) => q.flagDncAmong(ACCOUNT, sql`SELECT '+1'`, new Date(), 'noted'),
   'contacts.update': (q) =>
     q.update(ACCOUNT, ID, { first_name: 'A', phone_e164: '+14155552671', attributes: { a: 'b', c: null } }, sql`SELECT '+1'`, new Date()),
   'contacts.exportBatch': (q) => q.exportBatch(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { at: '2026-01-01', id: ID }, 10),

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -49,7 +50,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   const inMemory = options.dataDir === ':memory:';
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = new PGlite(inMemory ? undefined : options.dataDir);
+  // pg_trgm backs contact search (migration 0005); PostgreSQL ships it, PGlite loads it here.
+  const pglite = new PGlite({ dataDir: inMemory ? undefined : options.dataDir, extensions: { pg_trgm } });
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, kind: 'pglite', close: closeOnce(db) };

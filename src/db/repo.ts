@@ -3,9 +3,7 @@
  * the pool, plus `transaction(async (tx) => …)`, where `tx` carries the same queries bound to the transaction and
  * the outbox (`tx.send` for jobs, `tx.emit` for domain events), so a write and what it causes commit together.
  */
-import type { Transaction } from 'kysely';
 import type { Db } from './client.js';
-import type { Database } from './types.js';
 import type { DomainEvent, DomainEventInput } from '../events/domain-events.js';
 import type { JobName, JobPayload } from '../jobs/registry.js';
 import type { SendOptions } from '../jobs/queue.js';
@@ -15,7 +13,7 @@ export type Executor = Db;
 
 /** An open transaction as another module receives it: that module binds its own repo to it with `within`. */
 export interface TxHandle {
-  readonly trx: Transaction<Database>;
+  readonly trx: Executor;
 }
 
 /** What a transaction can cause besides its own writes; nothing of it happens unless the transaction commits. */
@@ -24,7 +22,7 @@ export interface Outbox {
   emit(event: DomainEventInput): Promise<DomainEvent>;
 }
 
-export type OutboxFactory = (trx: Transaction<Database>) => Outbox;
+export type OutboxFactory = (trx: Executor) => Outbox;
 
 export type Tx<Q> = Q & Outbox & TxHandle;
 

@@ -66,6 +66,7 @@ export function csvReadError(error: unknown): never {
   if (error instanceof CsvSyntaxError) {
     const details: Record<string, unknown> = { line: error.line, reason: error.reason };
     if (error.detectedAtLine !== null) details.detectedAtLine = error.detectedAtLine;
+    if (error.limit !== null) details.limit = error.limit;
     throw new AppError('invalid_csv', error.message, details);
   }
   throw error;

@@ -3,7 +3,7 @@
  * Every role opens it, so any request can enqueue; only the worker role runs handlers (workers.ts).
  */
 import PgBoss from 'pg-boss';
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import type { Database } from '../db/types.js';
@@ -21,7 +21,7 @@ export interface SendOptions {
    * Enqueue inside this transaction, so the queue doubles as an outbox: the job exists if and only if
    * the write that caused it commits.
    */
-  trx?: Transaction<Database>;
+  trx?: Kysely<Database>;
   /** A fixed job id: sending the same id twice enqueues once (the second send answers null). */
   id?: string;
   /** Run no earlier than this time, or this many seconds from now. */

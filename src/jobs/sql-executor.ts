@@ -7,7 +7,7 @@
  * - an enqueue can join a caller's transaction (the outbox), through the same code path.
  * Parameterless SQL goes to PGlite's `exec`, which accepts the several statements pg-boss sends at once.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { execRaw } from '../db/client.js';
 import type { Database } from '../db/types.js';
 
@@ -55,6 +55,6 @@ export function createSqlExecutor(db: Kysely<Database>): TrackedSqlExecutor {
 }
 
 /** Runs pg-boss's SQL inside the caller's transaction: the job exists only if that transaction commits. */
-export function transactionExecutor(trx: Transaction<Database>): PgBossDb {
+export function transactionExecutor(trx: Kysely<Database>): PgBossDb {
   return { executeSql: (text, values = []) => execRaw(trx, text, values) };
 }

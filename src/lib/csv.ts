@@ -1,10 +1,10 @@
 /**
  * CSV in and out, shared by every endpoint that takes or returns CSV.
- * Reading is streamed with hard limits (body size, record size) so a hostile or huge file cannot
- * exhaust memory; writing neutralizes spreadsheet formulas.
+ * Reading is streamed with hard limits (body size, record size, field size, columns) so a hostile or huge
+ * file cannot exhaust memory, and it yields to the event loop as it goes so a file that is slow to parse
+ * cannot starve other requests; writing neutralizes spreadsheet formulas.
  */
-import { Readable } from 'node:stream';
-import { Parser, CsvError } from 'csv-parse';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { stringify } from 'csv-stringify/sync';
 
 /** A CSV body as it arrives: the stream, and the size the client announced. */
@@ -16,8 +16,23 @@ export interface CsvUpload {
 
 export interface CsvReadOptions {
   limitBytes: number;
-  /** One record (a row with all its fields) may not exceed this; guards against a runaway quoted field. */
-  maxRecordBytes?: number;
+  /** One record (a row with all its fields) may not be longer; guards against a runaway quoted field. */
+  maxRecordChars?: number;
+  /** One field may not be longer. */
+  maxFieldChars?: number;
+  /** A record may not have more fields. */
+  maxColumns?: number;
+  /** How long the reader (and the caller's work between batches) may hold the event loop before it yields. */
+  sliceMs?: number;
+}
+
+/** Records as the parser completes them, a few thousand at most. */
+export interface CsvBatch {
+  records: string[][];
+  /** The line each record starts on (the first line is 1). */
+  lines: number[];
+  /** Indexes into records of those with a NUL character (U+0000) in a field, which no database text can hold. */
+  nulRecords: number[];
 }
 
 export class CsvTooLargeError extends Error {
@@ -33,7 +48,9 @@ export class CsvSyntaxError extends Error {
     readonly line: number,
     readonly reason: string,
     /** Line on which the parser noticed the problem, when later than line (an unclosed quote runs on). */
-    readonly detectedAtLine: number | null,
+    readonly detectedAtLine: number | null = null,
+    /** The limit that was exceeded, for the *_too_large and too_many_* reasons. */
+    readonly limit: number | null = null,
   ) {
     super(message);
   }
@@ -41,6 +58,12 @@ export class CsvSyntaxError extends Error {
 
 const SNIFF_BYTES = 64 * 1024;
 const DELIMITERS = [',', ';', '\t', '|'] as const;
+export const DEFAULT_MAX_RECORD_CHARS = 1024 * 1024;
+export const DEFAULT_MAX_FIELD_CHARS = 64 * 1024;
+export const DEFAULT_MAX_COLUMNS = 1000;
+/** Text is parsed in slices of this many characters, so the time check between slices stays frequent. */
+const SLICE_CHARS = 16 * 1024;
+const DEFAULT_SLICE_MS = 10;
 
 /** The delimiter used most often, outside quotes, on the header line. */
 export function sniffDelimiter(headerLine: string): string {
@@ -60,36 +83,214 @@ function toBuffer(chunk: Buffer | string): Buffer {
   return typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
 }
 
-const parserErrorReasons: Record<string, string> = {
-  CSV_QUOTE_NOT_CLOSED: 'quote_not_closed',
-  CSV_INVALID_CLOSING_QUOTE: 'invalid_closing_quote',
-  INVALID_OPENING_QUOTE: 'invalid_opening_quote',
-  CSV_MAX_RECORD_SIZE: 'record_too_large',
-  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: 'invalid_closing_quote',
-};
+const LF = 10;
+const CR = 13;
+const QUOTE = 34;
+const SPACE = 32;
+const TAB = 9;
+const FORM_FEED = 12;
+const INCOMPLETE = -1;
 
-/**
- * Remembers the line on which the last complete record ended, as it is pushed (the parser runs ahead of
- * what has been consumed): the next record, the one that failed, starts on the line after. Read here
- * rather than through csv-parse's on_record, which builds a context object per record: a million rows
- * took 4.1 s of CPU to parse with on_record, 2.5 s this way.
- */
-class LineTrackingParser extends Parser {
-  lastRecordLine = 0;
-
-  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
-    if (chunk !== null) this.lastRecordLine = this.info.lines;
-    return super.push(chunk, encoding);
+/** Lines a quoted field spans beyond its first: \n, \r\n and a lone \r each end one. */
+function lineBreaks(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === LF) count++;
+    else if (c === CR && text.charCodeAt(i + 1) !== LF) count++;
   }
+  return count;
 }
 
 /**
- * Streams the records of a CSV body, in batches of whatever the parser has ready. Handles a UTF-8 BOM, UTF-16LE (Excel "Unicode text"), CRLF,
- * quoted fields with delimiters and newlines, and ',', ';', tab or '|' delimiters (sniffed from the header).
- * Throws CsvTooLargeError past limitBytes and CsvSyntaxError on malformed input.
+ * An RFC 4180 parser over decoded text, fed a slice at a time. Fields are trimmed (outside quotes); a quoted
+ * field may hold delimiters, newlines and "" for a quote; records end with \n, \r\n or \r; rows may have any
+ * number of fields (a row longer or shorter than the header costs nothing extra). An incomplete record at the
+ * end of a slice is kept and parsed again with the next slice.
  */
-export async function* readCsv(source: AsyncIterable<Buffer | string>, options: CsvReadOptions): AsyncGenerator<string[][]> {
+class CsvParser {
+  private pending = '';
+  /** Line on which the next record starts. */
+  private line = 1;
+  private pendingInQuote = false;
+
+  constructor(
+    private readonly delimiter: number,
+    private readonly maxRecordChars: number,
+    private readonly maxFieldChars: number,
+    private readonly maxColumns: number,
+  ) {}
+
+  feed(text: string, final: boolean, batch: CsvBatch) {
+    const s = this.pending.length > 0 ? this.pending + text : text;
+    const checkNul = s.indexOf('\0') !== -1;
+    let pos = 0;
+    while (pos < s.length) {
+      const end = this.record(s, pos, final, batch, checkNul);
+      if (end === INCOMPLETE) break;
+      pos = end;
+    }
+    this.pending = pos < s.length ? s.slice(pos) : '';
+    if (this.pending.length > this.maxRecordChars) throw this.recordTooLarge(this.pendingInQuote);
+  }
+
+  private recordTooLarge(inQuote: boolean) {
+    if (inQuote) {
+      return new CsvSyntaxError(
+        `Malformed CSV in the record starting on line ${this.line}: a quote opened there is not closed within ${this.maxRecordChars} characters`,
+        this.line,
+        'quote_not_closed',
+        null,
+        this.maxRecordChars,
+      );
+    }
+    return new CsvSyntaxError(
+      `The record starting on line ${this.line} is longer than the limit of ${this.maxRecordChars} characters`,
+      this.line,
+      'record_too_large',
+      null,
+      this.maxRecordChars,
+    );
+  }
+
+  private syntaxError(reason: string, detail: string, extraLines: number) {
+    const at = this.line + extraLines;
+    return new CsvSyntaxError(`Malformed CSV in the record starting on line ${this.line}: ${detail}`, this.line, reason, at > this.line ? at : null);
+  }
+
+  /** Parses the record starting at pos; returns the position after it, or INCOMPLETE when the text runs out first. */
+  private record(s: string, pos: number, final: boolean, batch: CsvBatch, checkNul: boolean): number {
+    const n = s.length;
+    const delimiter = this.delimiter;
+    const cells: string[] = [];
+    let extraLines = 0;
+    let hasNul = false;
+    let quoted = false;
+    let p = pos;
+    for (;;) {
+      let value: string;
+      let q = p;
+      while (q < n) {
+        const c = s.charCodeAt(q);
+        if (c === SPACE || c === TAB || c === FORM_FEED) q++;
+        else break;
+      }
+      if (q < n && s.charCodeAt(q) === QUOTE) {
+        quoted = true;
+        let start = q + 1;
+        let r = start;
+        value = '';
+        for (;;) {
+          const close = s.indexOf('"', r);
+          if (close === -1 || (close + 1 === n && !final)) {
+            if (!final) {
+              this.pendingInQuote = close === -1;
+              return INCOMPLETE;
+            }
+            throw this.syntaxError('quote_not_closed', 'a quoted field is never closed', extraLines + lineBreaks(s.slice(start)));
+          }
+          if (s.charCodeAt(close + 1) === QUOTE) {
+            value += s.slice(start, close + 1);
+            r = start = close + 2;
+            continue;
+          }
+          value += s.slice(start, close);
+          p = close + 1;
+          break;
+        }
+        if (value.indexOf('\n') !== -1 || value.indexOf('\r') !== -1) extraLines += lineBreaks(value);
+        while (p < n) {
+          const c = s.charCodeAt(p);
+          if (c === SPACE || c === TAB || c === FORM_FEED) p++;
+          else break;
+        }
+        if (p < n) {
+          const c = s.charCodeAt(p);
+          if (c !== delimiter && c !== LF && c !== CR) {
+            throw this.syntaxError('invalid_closing_quote', `a closing quote is followed by "${s[p]}" instead of a delimiter or the end of the line`, extraLines);
+          }
+        } else if (!final) {
+          this.pendingInQuote = false;
+          return INCOMPLETE;
+        }
+      } else {
+        let r = q;
+        while (r < n) {
+          const c = s.charCodeAt(r);
+          if (c === delimiter || c === LF || c === CR) break;
+          if (c === QUOTE) throw this.syntaxError('invalid_opening_quote', 'a quote inside a field that does not start with one', extraLines);
+          r++;
+        }
+        if (r === n && !final) {
+          this.pendingInQuote = false;
+          return INCOMPLETE;
+        }
+        value = s.slice(q, r).trim();
+        p = r;
+      }
+      if (value.length > this.maxFieldChars) {
+        throw new CsvSyntaxError(
+          `Line ${this.line + extraLines} has a field longer than the limit of ${this.maxFieldChars} characters`,
+          this.line,
+          'field_too_large',
+          null,
+          this.maxFieldChars,
+        );
+      }
+      if (checkNul && value.indexOf('\0') !== -1) hasNul = true;
+      cells.push(value);
+      if (cells.length > this.maxColumns) {
+        throw new CsvSyntaxError(
+          `The record starting on line ${this.line} has more than the limit of ${this.maxColumns} fields`,
+          this.line,
+          'too_many_columns',
+          null,
+          this.maxColumns,
+        );
+      }
+      if (p - pos > this.maxRecordChars) throw this.recordTooLarge(false);
+      if (p === n) {
+        // The last record, without a line break (only reached when final); nothing but spaces is no record.
+        if (cells.length === 1 && cells[0] === '' && !quoted) return n;
+        break;
+      }
+      const c = s.charCodeAt(p);
+      if (c === delimiter) {
+        p++;
+        continue;
+      }
+      if (c === CR) {
+        if (p + 1 === n && !final) {
+          this.pendingInQuote = false;
+          return INCOMPLETE;
+        }
+        p += s.charCodeAt(p + 1) === LF ? 2 : 1;
+      } else {
+        p++; // LF
+      }
+      break;
+    }
+    if (hasNul) batch.nulRecords.push(batch.records.length);
+    batch.records.push(cells);
+    batch.lines.push(this.line);
+    this.line += extraLines + 1;
+    return p;
+  }
+}
+
+const emptyBatch = (): CsvBatch => ({ records: [], lines: [], nulRecords: [] });
+
+/**
+ * Streams the records of a CSV body, in batches of what each slice of text completes. Handles a UTF-8 BOM,
+ * UTF-16LE (Excel "Unicode text"), CRLF, quoted fields with delimiters and newlines, and ',', ';', tab or '|'
+ * delimiters (sniffed from the header). Invalid UTF-8 becomes U+FFFD. Throws CsvTooLargeError past
+ * limitBytes and CsvSyntaxError on malformed input or past a record, field or column limit.
+ * Between slices it yields to the event loop once sliceMs have passed since it last did, so other requests
+ * keep being served whatever the file holds.
+ */
+export async function* readCsv(source: AsyncIterable<Buffer | string>, options: CsvReadOptions): AsyncGenerator<CsvBatch> {
   const iterator = source[Symbol.asyncIterator]();
+  const sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
   let bytes = 0;
   const counted = (chunk: Buffer | string) => {
     const buffer = toBuffer(chunk);
@@ -114,82 +315,41 @@ export async function* readCsv(source: AsyncIterable<Buffer | string>, options: 
     if (buffer.includes(10)) break;
   }
   const headBuffer = Buffer.concat(head);
-  const utf16 = headBuffer[0] === 0xff && headBuffer[1] === 0xfe;
-  const decoder = utf16 ? new TextDecoder('utf-16le') : null;
-  const decode = (buffer: Buffer, stream = true): Buffer | string => (decoder ? decoder.decode(buffer, { stream }) : buffer);
-  const headText = utf16 ? new TextDecoder('utf-16le').decode(headBuffer) : headBuffer.toString('utf8');
+  const encoding = headBuffer[0] === 0xff && headBuffer[1] === 0xfe ? 'utf-16le' : 'utf-8';
+  // Both decoders drop a leading BOM.
+  const decoder = new TextDecoder(encoding);
+  const headText = new TextDecoder(encoding).decode(headBuffer);
+  const parser = new CsvParser(
+    sniffDelimiter(headText).charCodeAt(0),
+    options.maxRecordChars ?? DEFAULT_MAX_RECORD_CHARS,
+    options.maxFieldChars ?? DEFAULT_MAX_FIELD_CHARS,
+    options.maxColumns ?? DEFAULT_MAX_COLUMNS,
+  );
 
-  async function* chunks(): AsyncGenerator<Buffer | string> {
-    yield decode(headBuffer);
-    while (!exhausted) {
-      const next = await iterator.next();
-      if (next.done) break;
-      yield decode(counted(next.value));
+  let batch = emptyBatch();
+  let lastYield = performance.now();
+  async function* parse(text: string, final: boolean): AsyncGenerator<CsvBatch> {
+    for (let at = 0; at < text.length || (final && at === 0); at += SLICE_CHARS) {
+      const slice = text.length <= SLICE_CHARS ? text : text.slice(at, at + SLICE_CHARS);
+      parser.feed(slice, final && at + SLICE_CHARS >= text.length, batch);
+      if (batch.records.length > 0) {
+        yield batch;
+        batch = emptyBatch();
+      }
+      if (performance.now() - lastYield >= sliceMs) {
+        await nextTurn();
+        lastYield = performance.now();
+      }
     }
-    if (decoder) yield decoder.decode();
   }
 
-  const parser = new LineTrackingParser({
-    delimiter: sniffDelimiter(headText.replace(/^\uFEFF/, '')),
-    bom: true,
-    trim: true,
-    relax_column_count: true,
-    skip_empty_lines: false,
-    max_record_size: options.maxRecordBytes ?? 1024 * 1024,
-  });
-  const input = Readable.from(chunks(), { objectMode: false });
-  input.on('error', (error) => parser.destroy(error));
-  input.pipe(parser);
-
-  try {
-    yield* recordBatches(parser);
-  } catch (error) {
-    if (error instanceof CsvError) {
-      const start = parser.lastRecordLine + 1;
-      const at = (error as CsvError & { lines?: number }).lines ?? start;
-      const reason = parserErrorReasons[error.code] ?? error.code.toLowerCase();
-      throw new CsvSyntaxError(
-        `Malformed CSV in the record starting on line ${start}: ${error.message}`,
-        start,
-        reason,
-        at > start ? at : null,
-      );
-    }
-    throw error;
-  } finally {
-    // The request stream itself is left alone: destroying it would reset the connection before the error is sent.
-    input.destroy();
-    parser.destroy();
+  yield* parse(decoder.decode(headBuffer, { stream: true }), false);
+  while (!exhausted) {
+    const next = await iterator.next();
+    if (next.done) break;
+    yield* parse(decoder.decode(counted(next.value), { stream: true }), false);
   }
-}
-
-/** Everything the parser has ready, as one array: one await per batch rather than per record. */
-async function* recordBatches(parser: Parser): AsyncGenerator<string[][]> {
-  let failure: Error | null = null;
-  let ended = false;
-  let wake: (() => void) | null = null;
-  const notify = () => {
-    wake?.();
-    wake = null;
-  };
-  parser.on('readable', notify);
-  parser.on('end', () => {
-    ended = true;
-    notify();
-  });
-  parser.on('error', (error) => {
-    failure = error;
-    notify();
-  });
-  for (;;) {
-    const batch: string[][] = [];
-    let record: string[] | null;
-    while ((record = parser.read() as string[] | null) !== null) batch.push(record);
-    if (batch.length > 0) yield batch;
-    else if (failure) throw failure;
-    else if (ended) return;
-    else await new Promise<void>((resolve) => (wake = resolve));
-  }
+  yield* parse(decoder.decode(), true);
 }
 
 /** Lowercase letters and digits only: "Phone Number", "phone_number" and "PHONE-NUMBER" all become "phonenumber". */
@@ -197,8 +357,10 @@ export function headerKey(header: string): string {
   return header.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]/g, '');
 }
 
-// A cell starting with one of these is run as a formula by spreadsheet software (CSV injection).
-const FORMULA_START = /^[=+\-@\t\r]/;
+// A cell starting with one of these is run as a formula by spreadsheet software (CSV injection), also behind
+// leading whitespace of any kind (space, NBSP, ideographic space, other Unicode spaces) or invisible
+// format characters (zero-width space, BOM), which some spreadsheets skip before reading a formula.
+const FORMULA_START = /^[\s\p{Cf}]*[=+\-@]|^[\t\r]/u;
 
 /** Neutralizes a cell a spreadsheet would evaluate, by prefixing an apostrophe (OWASP's advice). */
 export function spreadsheetSafe(value: string): string {

@@ -1,11 +1,13 @@
 /**
  * GET /v1/exports/contacts.csv: streamed in keyset batches, so memory stays flat however many contacts
- * there are, and each batch is one short query (PGlite serves other requests in between).
+ * there are, and each batch is one short query (PGlite serves other requests in between). A batch is cut
+ * by rows and by the size of its attributes, so it stays small whatever the contacts hold.
  */
 import { toCsvLines } from '../../lib/csv.js';
 import type { ContactFilters, ContactsRepo } from './contacts.repo.js';
 
-const BATCH = 5_000;
+const BATCH_ROWS = 5_000;
+const BATCH_ATTRIBUTE_BYTES = 4 * 1024 * 1024;
 
 export const EXPORT_COLUMNS = [
   'id', 'first_name', 'last_name', 'phone', 'email', 'company', 'timezone', 'dnc', 'attributes', 'created_at', 'updated_at',
@@ -15,7 +17,7 @@ export async function* exportContactsCsv(repo: ContactsRepo, accountId: string, 
   yield toCsvLines([EXPORT_COLUMNS]);
   let after: { at: string; id: string } | null = null;
   for (;;) {
-    const rows = await repo.exportBatch(accountId, filters, after, BATCH);
+    const rows = await repo.exportBatch(accountId, filters, after, BATCH_ROWS, BATCH_ATTRIBUTE_BYTES);
     if (rows.length === 0) return;
     yield toCsvLines(
       rows.map((c) => [
@@ -33,7 +35,6 @@ export async function* exportContactsCsv(repo: ContactsRepo, accountId: string, 
       ]),
     );
     const last = rows[rows.length - 1]!;
-    if (rows.length < BATCH) return;
     after = { at: last.cursor_at, id: last.id };
   }
 }

@@ -4,6 +4,7 @@ import type { Database } from '../../db/types.js';
 import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
 import { paginate, type Page } from '../../http/pagination.js';
 import { likePattern } from '../../db/like.js';
+import { invalidField } from '../../http/errors.js';
 import type { ContactsTable } from './contacts.tables.js';
 
 export interface ContactFilters {
@@ -14,6 +15,19 @@ export interface ContactFilters {
 }
 
 export type ContactRow = Selectable<ContactsTable>;
+
+/** Every column but attributes, which list queries read only when they fit a budget. */
+const CONTACT_COLUMNS = [
+  'contacts.id', 'contacts.account_id', 'contacts.first_name', 'contacts.last_name', 'contacts.phone_e164', 'contacts.email',
+  'contacts.company', 'contacts.timezone', 'contacts.dnc', 'contacts.created_at', 'contacts.updated_at',
+] as const;
+
+/**
+ * Attributes (as JSON text) one page of GET /v1/contacts may carry, so a response stays small whatever was stored.
+ * Typical contacts hold a few hundred bytes; only pages of contacts near their attribute limits come close.
+ */
+export const PAGE_ATTRIBUTE_BYTES = 16 * 1024 * 1024;
+const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 export interface ContactChanges {
   first_name?: string | null;
@@ -26,6 +40,9 @@ export interface ContactChanges {
   attributes?: Record<string, string | null>;
 }
 
+
+/** What free text searches, spelled exactly as the trigram index contacts_search_idx (migration 0005) so searches use it. */
+export const contactSearchText = sql<string>`contact_search_text(contacts.first_name, contacts.last_name, contacts.email, contacts.phone_e164 COLLATE "default")`;
 
 function contactFilters(accountId: string, filters: ContactFilters) {
   return (eb: ExpressionBuilder<Database, 'contacts'>) => {
@@ -45,15 +62,11 @@ function contactFilters(accountId: string, filters: ContactFilters) {
     if (filters.phoneE164) conditions.push(eb('contacts.phone_e164', '=', filters.phoneE164));
     if (filters.dnc !== undefined) conditions.push(eb('contacts.dnc', '=', filters.dnc));
     if (filters.q) {
-      const pattern = likePattern(filters.q.trim());
-      const matches = [
-        eb('contacts.first_name', 'ilike', pattern),
-        eb('contacts.last_name', 'ilike', pattern),
-        eb(sql<string>`concat_ws(' ', contacts.first_name, contacts.last_name)`, 'ilike', pattern),
-        eb('contacts.email', 'ilike', pattern),
-      ];
+      const text = contactSearchText;
+      const matches = [eb(text, 'ilike', likePattern(filters.q.trim()))];
       const digits = filters.q.replace(/\D/g, '');
-      if (digits.length >= 3) matches.push(eb('contacts.phone_e164', 'like', likePattern(digits)));
+      // Digits match the number only: it follows the second separator.
+      if (digits.length >= 3) matches.push(eb(text, 'like', `%\x1f%\x1f${likePattern(digits)}`));
       conditions.push(eb.or(matches));
     }
     return eb.and(conditions);
@@ -71,23 +84,73 @@ export function contactQueries(db: Executor) {
       return db.selectFrom('contact_lists').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
     },
 
-    listContacts(accountId: string, filters: ContactFilters, page: Page) {
-      const matching = db.selectFrom('contacts').where(contactFilters(accountId, filters));
-      return paginate(matching, page, (q) => q.selectAll().orderBy('contacts.created_at', 'desc').orderBy('contacts.id', 'desc'));
+    /**
+     * A page of contacts. Their attributes are read only when the page's attributes, by their stored size
+     * (contacts.attributes_bytes), fit PAGE_ATTRIBUTE_BYTES: otherwise the page is refused before they are
+     * loaded, whatever was stored, and the caller is told a limit that fits.
+     */
+    async listContacts(accountId: string, filters: ContactFilters, page: Page) {
+      const where = contactFilters(accountId, filters);
+      const sized = db
+        .selectFrom('contacts')
+        .select([...CONTACT_COLUMNS, 'contacts.attributes', sql<number>`contacts.attributes_bytes`.as('attributes_bytes')])
+        .where(where)
+        .orderBy('contacts.created_at', 'desc')
+        .orderBy('contacts.id', 'desc')
+        .limit(page.limit)
+        .offset(page.offset)
+        .as('page');
+      const pageBytes = sql<number>`(sum(page.attributes_bytes) OVER ())::float8`;
+      const [rows, total] = await Promise.all([
+        db
+          .selectFrom(sized)
+          .select(['id', 'account_id', 'first_name', 'last_name', 'phone_e164', 'email', 'company', 'timezone', 'dnc', 'created_at', 'updated_at'])
+          .select(sql<ContactRow['attributes']>`CASE WHEN ${pageBytes} <= ${PAGE_ATTRIBUTE_BYTES} THEN page.attributes END`.as('attributes'))
+          .select(['attributes_bytes', pageBytes.as('page_attribute_bytes')])
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .execute(),
+        db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where(where).executeTakeFirstOrThrow(),
+      ]);
+      const bytes = rows[0]?.page_attribute_bytes ?? 0;
+      if (bytes > PAGE_ATTRIBUTE_BYTES) {
+        let fits = 0;
+        for (let sum = 0; fits < rows.length && (sum += rows[fits]!.attributes_bytes) <= PAGE_ATTRIBUTE_BYTES; ) fits++;
+        throw invalidField(
+          'querystring/limit',
+          `asks for contacts holding ${megabytes(bytes)} MB of attributes, more than the ${megabytes(PAGE_ATTRIBUTE_BYTES)} MB one page may hold; ask for fewer (limit=${Math.max(1, fits)}) or use the CSV export`,
+        );
+      }
+      const items: ContactRow[] = rows.map(({ page_attribute_bytes: _page, attributes_bytes: _bytes, ...row }) => ({ ...row, attributes: row.attributes ?? {} }));
+      return { items, total: Number(total.n) };
     },
 
     /**
-     * One batch of the export, newest first, after the keyset cursor. The cursor's time travels as
-     * text so it keeps PostgreSQL's microseconds (a JS Date would round them away and repeat rows).
+     * One batch of the export, newest first, after the keyset cursor: up to `limit` rows, cut where their
+     * attributes pass maxBytes (always at least one row), so a batch stays small whatever was stored. Rows past
+     * the cut are never read in full. The cursor's time travels as text so it keeps PostgreSQL's microseconds
+     * (a JS Date would round them away and repeat rows).
      */
-    exportBatch(accountId: string, filters: ContactFilters, after: { at: string; id: string } | null, limit: number) {
+    exportBatch(accountId: string, filters: ContactFilters, after: { at: string; id: string } | null, limit: number, maxBytes: number) {
       let query = db
         .selectFrom('contacts')
-        .selectAll()
+        .select([...CONTACT_COLUMNS, 'contacts.attributes'])
         .select(sql<string>`contacts.created_at::text`.as('cursor_at'))
+        .select(
+          sql<number>`(sum(contacts.attributes_bytes) OVER (ORDER BY contacts.created_at DESC, contacts.id DESC ROWS UNBOUNDED PRECEDING) - contacts.attributes_bytes)::float8`.as(
+            'bytes_before',
+          ),
+        )
         .where(contactFilters(accountId, filters));
       if (after) query = query.where(sql<boolean>`(contacts.created_at, contacts.id) < (${after.at}::timestamptz, ${after.id}::uuid)`);
-      return query.orderBy('contacts.created_at', 'desc').orderBy('contacts.id', 'desc').limit(limit).execute();
+      const batch = query.orderBy('contacts.created_at', 'desc').orderBy('contacts.id', 'desc').limit(limit).as('batch');
+      return db
+        .selectFrom(batch)
+        .selectAll()
+        .where('bytes_before', '<', maxBytes)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute();
     },
 
     findContact(accountId: string, id: string) {
@@ -107,6 +170,26 @@ export function contactQueries(db: Executor) {
 
     findByPhone(accountId: string, phoneE164: string) {
       return db.selectFrom('contacts').select('id').where('account_id', '=', accountId).where('phone_e164', '=', phoneE164).executeTakeFirst();
+    },
+
+    /**
+     * Flags the account's contacts whose number is among `phones` (a subquery), noting their ids in the temporary
+     * table `record` when given, so a failed bulk request can take the flags back.
+     */
+    async flagDncAmong(accountId: string, phones: RawBuilder<unknown>, now: Date, record: string | null): Promise<number> {
+      const noted = record ? sql`, noted AS (INSERT INTO ${sql.table(record)} (id) SELECT id FROM flagged)` : sql``;
+      const { rows } = await sql<{ n: number }>`
+        WITH flagged AS (
+          UPDATE contacts c SET dnc = true, updated_at = ${now}::timestamptz
+          WHERE c.account_id = ${accountId} AND NOT c.dnc AND c.phone_e164 IN (${phones})
+          RETURNING c.id
+        )${noted}
+        SELECT count(*)::int AS n FROM flagged`.execute(db);
+      return rows[0]!.n;
+    },
+
+    unflagDncByIds(accountId: string, ids: RawBuilder<unknown>) {
+      return db.updateTable('contacts').set({ dnc: false }).where('account_id', '=', accountId).where('id', 'in', sql<string>`(${ids})`).execute();
     },
 
     /** Sets the do-not-call flag of the account's contacts with these numbers (a list, or a subquery of numbers). */

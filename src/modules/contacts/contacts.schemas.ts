@@ -48,7 +48,12 @@ export const ImportCounts = Type.Object({
 export const RowError = Type.Object({
   row: Type.Integer({ description: 'Row in the file, counting the header as row 1.' }),
   phone: Type.String({ description: 'The phone cell as written.' }),
-  reason: Type.String({ description: 'missing, not_a_number, invalid_country, too_short, too_long, invalid_length or invalid_number.' }),
+  reason: Type.String({
+    description:
+      'missing, not_a_number, invalid_country, too_short, too_long, invalid_length or invalid_number (the phone); ' +
+      'too_many_attributes or attributes_too_large (the other columns exceed what a contact holds: 200 non-empty ones, ' +
+      '65,536 characters in all); nul_character (a cell holds U+0000, which cannot be stored).',
+  }),
   message: Type.String(),
 });
 
@@ -96,7 +101,13 @@ export const ContactPage = Type.Object({ contacts: Type.Array(Contact), ...PageF
 
 /** Filters shared by GET /v1/contacts, GET /v1/contact-lists/{id}/contacts and the CSV export. */
 export const ContactFilterFields = {
-  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Free text over name, email and phone.' })),
+  q: Type.Optional(
+    Type.String({
+      minLength: 3,
+      maxLength: 100,
+      description: 'Free text over name, email and phone, matched anywhere and ignoring case: 3 to 100 characters, no control characters.',
+    }),
+  ),
   phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'One number, in any common format.' })),
   dnc: Type.Optional(Type.Boolean({ description: 'true: only numbers on the do-not-call list; false: only the others.' })),
 };
@@ -126,7 +137,9 @@ export const PatchContactBody = Type.Object(
     attributes: Type.Optional(
       Type.Record(Type.String({ minLength: 1, maxLength: 200 }), Nullable(Type.String({ maxLength: 2000 })), {
         maxProperties: 200,
-        description: 'Merged into the attributes: a string sets a key, null removes it.',
+        description:
+          'Merged into the attributes: a string sets a key, null removes it. A contact holds at most 200 attributes ' +
+          'and 65,536 characters of names and values in all.',
       }),
     ),
   },

@@ -16,6 +16,7 @@ import { canonicalTimeZone } from '../../lib/timezone.js';
 import { createPhonePool, type PhonePool } from '../../lib/phone-pool.js';
 import { importContactList } from './contacts-import.js';
 import { exportContactsCsv } from './contacts-export.js';
+import { patchedAttributesProblem } from './csv-headers.js';
 import type { ContactChanges, ContactFilters, ContactRow, ContactsRepo } from './contacts.repo.js';
 import type { ContactListsTable } from './contacts.tables.js';
 import type { DatabaseKind } from '../../db/staging.js';
@@ -69,6 +70,12 @@ const toContactList = (row: Selectable<ContactListsTable>) => ({
   createdAt: row.created_at.toISOString(),
 });
 
+/** A search reads the trigram index: it needs 3 characters to use it, and a control character would never match. */
+function checkSearchText(q: string) {
+  if (q.trim().length < 3) throw invalidField('querystring/q', 'needs at least 3 characters, not counting spaces around them');
+  if (/[\x00-\x1f]/.test(q)) throw invalidField('querystring/q', 'must not contain control characters (tab, newline, NUL)');
+}
+
 const emptyToNull = (value: string | null | undefined) => (value === undefined ? undefined : value?.trim() || null);
 
 export function createContactsService(deps: ContactsDeps) {
@@ -82,6 +89,7 @@ export function createContactsService(deps: ContactsDeps) {
   }
 
   async function filtersOf(auth: Auth, input: ContactFilterInput): Promise<ContactFilters> {
+    if (input.q !== undefined) checkSearchText(input.q);
     const filters: ContactFilters = { listId: input.listId, q: input.q, dnc: input.dnc };
     if (input.phone !== undefined) filters.phoneE164 = await phoneFilter(auth, input.phone, 'querystring/phone');
     return filters;
@@ -164,7 +172,10 @@ export function createContactsService(deps: ContactsDeps) {
     },
 
     async updateContact(auth: Auth, id: string, patch: ContactPatch) {
-      if (!(await repo.findContact(auth.accountId, id))) throw notFound('Contact');
+      const current = await repo.findContact(auth.accountId, id);
+      if (!current) throw notFound('Contact');
+      const attributesProblem = patch.attributes && patchedAttributesProblem(current.attributes, patch.attributes);
+      if (attributesProblem) throw invalidField('body/attributes', attributesProblem);
       const changes = await contactChanges(auth, id, patch);
       const row = await repo
         .transaction(async (tx) => {
@@ -194,6 +205,15 @@ export function createContactsService(deps: ContactsDeps) {
      */
     flagDnc(tx: TxHandle, accountId: string, phones: string[] | RawBuilder<unknown>, flagged: boolean, now: Date) {
       return repo.within(tx).setDncFlag(accountId, phones, flagged, now);
+    },
+
+    /** Bulk form of flagDnc for the do-not-call import: numbers as a subquery, ids noted for undo. */
+    flagDncAmong(tx: TxHandle, accountId: string, phones: RawBuilder<unknown>, now: Date, record: string | null) {
+      return repo.within(tx).flagDncAmong(accountId, phones, now, record);
+    },
+
+    async unflagDncByIds(tx: TxHandle, accountId: string, ids: RawBuilder<unknown>) {
+      await repo.within(tx).unflagDncByIds(accountId, ids);
     },
 
     /** The CSV text of the export, produced batch by batch as the client reads it. */

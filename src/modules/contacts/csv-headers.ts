@@ -39,6 +39,48 @@ export function phoneColumns(headers: string[]): number[] {
   return SYNONYMS.phone.flatMap((synonym) => keys.flatMap((key, index) => (key === synonym ? [index] : [])));
 }
 
+/**
+ * A contact holds at most this many attributes, with at most this many characters of names and values in all:
+ * lists carry up to 500 contacts and the export streams every one, so one contact must stay small.
+ */
+export const MAX_ATTRIBUTES = 200;
+export const MAX_ATTRIBUTE_CHARS = 65_536;
+
+export type AttributesProblem = 'too_many_attributes' | 'attributes_too_large';
+
+/** Why attributes (after a merge, say) exceed a contact's limits, or null when they fit. */
+export function attributesProblem(attributes: Record<string, string>): AttributesProblem | null {
+  let count = 0;
+  let chars = 0;
+  for (const key in attributes) {
+    count++;
+    chars += key.length + attributes[key]!.length;
+  }
+  if (count > MAX_ATTRIBUTES) return 'too_many_attributes';
+  return chars > MAX_ATTRIBUTE_CHARS ? 'attributes_too_large' : null;
+}
+
+/** For PATCH: what is wrong with a contact's attributes once changes are applied (null removes a key), or null. */
+export function patchedAttributesProblem(current: Record<string, string>, changes: Record<string, string | null>): string | null {
+  const merged = new Map(Object.entries(current));
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null) merged.delete(key);
+    else merged.set(key, value);
+  }
+  let chars = 0;
+  for (const [key, value] of merged) chars += key.length + value.length;
+  if (merged.size > MAX_ATTRIBUTES) return `would give the contact ${merged.size} attributes, more than the ${MAX_ATTRIBUTES} it may hold (remove some with null)`;
+  if (chars > MAX_ATTRIBUTE_CHARS) {
+    return `would give the contact ${chars} characters of attributes, more than the ${MAX_ATTRIBUTE_CHARS} it may hold (remove some with null)`;
+  }
+  return null;
+}
+
+export const ATTRIBUTE_PROBLEM_MESSAGES: Record<AttributesProblem, string> = {
+  too_many_attributes: `More than ${MAX_ATTRIBUTES} non-empty columns to keep as attributes (a contact holds at most ${MAX_ATTRIBUTES})`,
+  attributes_too_large: `The columns kept as attributes hold more than ${MAX_ATTRIBUTE_CHARS} characters in all (names and values)`,
+};
+
 export interface MappedRow {
   phone: string;
   firstName: string | null;
@@ -47,6 +89,8 @@ export interface MappedRow {
   company: string | null;
   timezone: string | null;
   attributes: ContactAttributes | null;
+  /** Set when the row's other columns exceed a contact's attribute limits; attributes is then null. */
+  attributesProblem: AttributesProblem | null;
 }
 
 export interface HeaderMap {
@@ -109,14 +153,28 @@ export function mapHeaders(headers: string[]): HeaderMap {
         timezone = canonical;
       }
 
-      let attributes: ContactAttributes | null = null;
+      // Counted before any object is built: a row past the limits costs no more than reading it.
+      let count = 0;
+      let chars = 0;
       for (let index = 0; index < cells.length; index++) {
         const value = cells[index];
         if (!value || used[index]) continue;
-        attributes ??= {};
-        attributes[names[index] ?? `column_${index + 1}`] = value;
+        count++;
+        chars += value.length + (names[index]?.length ?? 7 + String(index + 1).length);
       }
-      return { phone, firstName, lastName, email: email?.toLowerCase() ?? null, company, timezone, attributes };
+      let attributes: ContactAttributes | null = null;
+      let attributesProblem: AttributesProblem | null = null;
+      if (count > MAX_ATTRIBUTES) attributesProblem = 'too_many_attributes';
+      else if (chars > MAX_ATTRIBUTE_CHARS) attributesProblem = 'attributes_too_large';
+      else if (count > 0) {
+        attributes = {};
+        for (let index = 0; index < cells.length; index++) {
+          const value = cells[index];
+          if (!value || used[index]) continue;
+          attributes[names[index] ?? `column_${index + 1}`] = value;
+        }
+      }
+      return { phone, firstName, lastName, email: email?.toLowerCase() ?? null, company, timezone, attributes, attributesProblem };
     },
   };
 }

@@ -1,9 +1,8 @@
 /**
- * POST /v1/dnc/bulk: numbers from a JSON array or a streamed CSV, staged in a temporary table and
- * added in one short transaction (the same pipeline as contact imports): all or nothing.
+ * POST /v1/dnc/bulk: numbers from a JSON array or a streamed CSV, staged in a temporary table and added
+ * a few thousand numbers at a time (the same pipeline as contact imports): all or nothing.
  */
-import { sql, type RawBuilder, type Transaction } from 'kysely';
-import type { Database } from '../../db/types.js';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
 import { checkDeclaredSize, csvReadError } from '../../http/csv-body.js';
@@ -11,10 +10,23 @@ import { readCsv, headerKey, type CsvUpload } from '../../lib/csv.js';
 import { normalizePhone } from '../../lib/phone.js';
 import { PHONE_HEADER_EXAMPLES, phoneColumns } from '../contacts/csv-headers.js';
 import { MAX_REPORTED_ERRORS } from '../contacts/contacts-import.js';
-import { createBatchWriter, dropTempTables, tempTableName, withSession, type DatabaseKind, type Session } from '../../db/staging.js';
+import {
+  createBatchWriter,
+  dropTempTables,
+  nextStagedRange,
+  runBatchedMerge,
+  stagingJson,
+  tempTableName,
+  withSession,
+  type DatabaseKind,
+  type Session,
+} from '../../db/staging.js';
 
 const BATCH_ROWS = 5_000;
+const MERGE_BATCH_NUMBERS = 5_000;
 const REASON_HEADERS = ['reason', 'note', 'notes', 'comment', 'comments', 'source'];
+/** Limits of a do-not-call file; past one, the file is refused with the line and the limit. */
+export const DNC_CSV_LIMITS = { maxRecordChars: 64 * 1024, maxFieldChars: 32 * 1024, maxColumns: 1_000 };
 
 export interface DncItem {
   row: number;
@@ -29,21 +41,40 @@ interface BulkContext {
   defaultCountry: string;
   limitBytes: number;
   now: Date;
-  /** Runs in the transaction that adds the numbers: flags the account's contacts and emits the domain event. */
-  afterAdding(trx: Transaction<Database>, phones: RawBuilder<unknown>, added: number): Promise<{ contactsFlagged: number }>;
+  /** The contacts module's side: flag the account's contacts with these numbers, noting their ids in `record` (for undo). */
+  flagContacts(trx: Session, phones: RawBuilder<unknown>, record: string | null): Promise<number>;
+  /** Undo of flagContacts, by the ids it noted. */
+  unflagContacts(trx: Session, ids: RawBuilder<unknown>): Promise<void>;
+  /** Runs in the last step, once every number is added (the domain event). */
+  afterAdding(trx: Session, added: number): Promise<void>;
 }
 
 function* jsonItems(items: Array<string | { phone: string; reason?: string | null }>): Generator<DncItem> {
   let row = 0;
   for (const item of items) {
     row++;
-    if (typeof item === 'string') yield { row, phone: item, reason: null };
-    else yield { row, phone: item.phone, reason: item.reason?.trim() || null };
+    const reason = typeof item === 'string' ? null : item.reason?.trim() || null;
+    if (reason?.includes('\0')) {
+      throw new AppError('validation_failed', `Item ${row}: the reason contains a NUL character (U+0000), which cannot be stored`, {
+        fields: [{ field: `body/${row - 1}/reason`, message: 'contains a NUL character' }],
+      });
+    }
+    yield { row, phone: typeof item === 'string' ? item : item.phone, reason };
   }
 }
 
+function nulInFile(line: number) {
+  return new AppError('invalid_csv', `Line ${line} contains a NUL character (U+0000), which cannot be stored; nothing was added`, {
+    line,
+    reason: 'nul_character',
+  });
+}
+
 async function* records(upload: CsvUpload, context: BulkContext) {
-  for await (const batch of readCsv(upload.stream, { limitBytes: context.limitBytes, maxRecordBytes: 64 * 1024 })) yield* batch;
+  for await (const batch of readCsv(upload.stream, { limitBytes: context.limitBytes, ...DNC_CSV_LIMITS })) {
+    if (batch.nulRecords.length > 0) throw nulInFile(batch.lines[batch.nulRecords[0]!]!);
+    yield* batch.records;
+  }
 }
 
 /**
@@ -82,7 +113,7 @@ async function stageItems(session: Session, staging: string, items: AsyncIterabl
   const writer = createBatchWriter<{ r: number; p: string; n: string | null }>(BATCH_ROWS, async (rows) => {
     await sql`
       INSERT INTO ${sql.table(staging)} (row_no, phone_e164, reason)
-      SELECT r, p, n FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(r int, p text, n text)`.execute(session);
+      SELECT r, p, n FROM json_to_recordset(${stagingJson(rows)}::json) AS x(r int, p text, n text)`.execute(session);
   });
   let rows = 0;
   let invalid = 0;
@@ -102,30 +133,80 @@ async function stageItems(session: Session, staging: string, items: AsyncIterabl
   return { rows, invalid, errors };
 }
 
-async function addStaged(trx: Transaction<Database>, unique: string, context: BulkContext) {
+interface BulkTables {
+  staging: string;
+  /** PGlite only: the numbers this request added and the contacts it flagged (for undo). */
+  added: string | null;
+  flagged: string | null;
+}
+
+/** Adds the next MERGE_BATCH_NUMBERS distinct numbers after `after`; null when none are left. */
+async function addRange(trx: Session, tables: BulkTables, after: string, context: BulkContext) {
   const { accountId, now } = context;
-  const added = await sql`
-    INSERT INTO dnc_entries (account_id, phone_e164, reason, created_at)
-    SELECT ${accountId}::uuid, phone_e164, reason, ${now}::timestamptz FROM ${sql.table(unique)}
-    ON CONFLICT (account_id, phone_e164) DO NOTHING`.execute(trx);
-  const addedCount = Number(added.numAffectedRows ?? 0);
-  const { contactsFlagged } = await context.afterAdding(trx, sql`SELECT phone_e164 FROM ${sql.table(unique)}`, addedCount);
-  return { added: addedCount, contactsFlagged };
+  const upper = await nextStagedRange(trx, tables.staging, after, MERGE_BATCH_NUMBERS);
+  if (upper === null) return null;
+  const inRange = (column: string) => sql`${sql.ref(column)} > ${after} AND ${sql.ref(column)} <= ${upper}`;
+  const recordAdded = tables.added ? sql`, recorded AS (INSERT INTO ${sql.table(tables.added)} (phone_e164) SELECT phone_e164 FROM added)` : sql``;
+  const { rows: added } = await sql<{ n: number }>`
+    WITH added AS (
+      INSERT INTO dnc_entries (account_id, phone_e164, reason, created_at)
+      SELECT ${accountId}::uuid, phone_e164, reason, ${now}::timestamptz FROM (
+        SELECT DISTINCT ON (phone_e164) phone_e164, reason FROM ${sql.table(tables.staging)}
+        WHERE ${inRange('phone_e164')} ORDER BY phone_e164, row_no
+      ) u
+      ON CONFLICT (account_id, phone_e164) DO NOTHING
+      RETURNING phone_e164
+    )${recordAdded}
+    SELECT count(*)::int AS n FROM added`.execute(trx);
+  const phones = sql`SELECT phone_e164 FROM ${sql.table(tables.staging)} WHERE ${inRange('phone_e164')}`;
+  const flagged = await context.flagContacts(trx, phones, tables.flagged);
+  return { upper, added: added[0]!.n, flagged };
+}
+
+/** Removes what the committed steps of a failed PGlite request wrote. */
+async function undoBulk(trx: Session, tables: BulkTables, context: BulkContext) {
+  const { accountId } = context;
+  await sql`
+    DELETE FROM dnc_entries WHERE account_id = ${accountId}
+      AND phone_e164 IN (SELECT phone_e164 FROM ${sql.table(tables.added!)})`.execute(trx);
+  await context.unflagContacts(trx, sql`SELECT id FROM ${sql.table(tables.flagged!)}`);
 }
 
 export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInput, context: BulkContext) {
   if ('upload' in input) checkDeclaredSize(input.upload, context.limitBytes);
-  const staging = tempTableName('dnc_import');
-  const unique = tempTableName('dnc_import_unique');
+  const tables: BulkTables = {
+    staging: tempTableName('dnc_import'),
+    added: kind === 'pglite' ? tempTableName('dnc_import_added') : null,
+    flagged: kind === 'pglite' ? tempTableName('dnc_import_flagged') : null,
+  };
   return withSession(db, kind, async (session) => {
     try {
-      await sql`CREATE TEMP TABLE ${sql.table(staging)} (row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, reason text)`.execute(session);
+      await sql`CREATE TEMP TABLE ${sql.table(tables.staging)} (row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, reason text)`.execute(session);
+      if (tables.added) await sql`CREATE TEMP TABLE ${sql.table(tables.added)} (phone_e164 text COLLATE "C" NOT NULL)`.execute(session);
+      if (tables.flagged) await sql`CREATE TEMP TABLE ${sql.table(tables.flagged)} (id uuid NOT NULL)`.execute(session);
       const items = 'upload' in input ? csvItems(input.upload, context) : jsonItems(input.items);
-      const staged = await stageItems(session, staging, items, context).catch(csvReadError);
-      await sql`
-        CREATE TEMP TABLE ${sql.table(unique)} AS
-        SELECT DISTINCT ON (phone_e164) phone_e164, reason FROM ${sql.table(staging)} ORDER BY phone_e164, row_no`.execute(session);
-      const { added, contactsFlagged } = await session.transaction().execute((trx) => addStaged(trx, unique, context));
+      const staged = await stageItems(session, tables.staging, items, context).catch(csvReadError);
+      await sql`CREATE INDEX ON ${sql.table(tables.staging)} (phone_e164, row_no)`.execute(session);
+      const { added, contactsFlagged } = await runBatchedMerge(
+        session,
+        kind,
+        context.accountId,
+        async (step) => {
+          let after = '';
+          let added = 0;
+          let contactsFlagged = 0;
+          for (;;) {
+            const range = await step((trx) => addRange(trx, tables, after, context));
+            if (!range) break;
+            added += range.added;
+            contactsFlagged += range.flagged;
+            after = range.upper;
+          }
+          await step((trx) => context.afterAdding(trx, added));
+          return { added, contactsFlagged };
+        },
+        (trx) => undoBulk(trx, tables, context),
+      );
       return {
         rows: staged.rows,
         added,
@@ -135,7 +216,7 @@ export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInp
         errors: staged.errors,
       };
     } finally {
-      await dropTempTables(session, [staging, unique]);
+      await dropTempTables(session, [tables.staging, tables.added, tables.flagged].filter((t): t is string => t !== null));
     }
   });
 }

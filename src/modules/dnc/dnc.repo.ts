@@ -3,11 +3,13 @@ import type { Db } from '../../db/client.js';
 import { likePattern } from '../../db/like.js';
 import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
 import { paginate, type Page } from '../../http/pagination.js';
+import { lockAccountContacts } from '../../db/staging.js';
 
 export function dncQueries(db: Executor) {
   return {
-    /** Adds the number, keeping an existing entry as it is; answers the entry and whether it is new. */
+    /** Under the account's contacts lock (an import merging at the same time waits): adds the number, keeping an existing entry as it is; answers the entry and whether it is new. */
     async add(accountId: string, phoneE164: string, reason: string | null, now: Date) {
+      await lockAccountContacts(db, accountId);
       const inserted = await db
         .insertInto('dnc_entries')
         .values({ account_id: accountId, phone_e164: phoneE164, reason, created_at: now })
@@ -24,6 +26,7 @@ export function dncQueries(db: Executor) {
 
     /** Removes the number; false when it was not listed. */
     async remove(accountId: string, phoneE164: string): Promise<boolean> {
+      await lockAccountContacts(db, accountId);
       const deleted = await db
         .deleteFrom('dnc_entries')
         .where('account_id', '=', accountId)

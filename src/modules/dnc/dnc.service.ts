@@ -30,7 +30,7 @@ export interface DncDeps {
   clock: Clock;
   accounts: Pick<AuthService, 'defaultCountry'>;
   /** Contacts carry a do-not-call flag of their own, kept by their module in the same transaction as the list. */
-  contacts: Pick<ContactsService, 'flagDnc'>;
+  contacts: Pick<ContactsService, 'flagDnc' | 'flagDncAmong' | 'unflagDncByIds'>;
 }
 
 export function createDncService(deps: DncDeps) {
@@ -86,18 +86,17 @@ export function createDncService(deps: DncDeps) {
         defaultCountry: await accounts.defaultCountry(auth.accountId),
         limitBytes: config.csvBodyLimitBytes,
         now,
-        afterAdding: async (trx, phones, added) => {
-          const contactsFlagged = await contacts.flagDnc({ trx }, auth.accountId, phones, true, now);
-          if (added > 0) {
-            await deps.outbox(trx).emit({
-              type: 'dnc.added',
-              accountId: auth.accountId,
-              subject: { type: 'dnc_list', id: auth.accountId },
-              data: { added, source: 'bulk' },
-              actor: actorOf(auth),
-            });
-          }
-          return { contactsFlagged };
+        flagContacts: (trx, phones, record) => contacts.flagDncAmong({ trx }, auth.accountId, phones, now, record),
+        unflagContacts: (trx, ids) => contacts.unflagDncByIds({ trx }, auth.accountId, ids),
+        afterAdding: async (trx, added) => {
+          if (added === 0) return;
+          await deps.outbox(trx).emit({
+            type: 'dnc.added',
+            accountId: auth.accountId,
+            subject: { type: 'dnc_list', id: auth.accountId },
+            data: { added, source: 'bulk' },
+            actor: actorOf(auth),
+          });
         },
       });
     },

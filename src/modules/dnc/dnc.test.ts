@@ -144,6 +144,35 @@ test('bad bulk bodies are refused and add nothing', async () => {
   assert.equal((await list(user)).json().total, 0);
 });
 
+test('a NUL character or a lone surrogate refuses a bulk request, naming the line or the item', async () => {
+  const user = await signUp(t.app);
+  const csv = await bulkCsv(user, 'phone,reason\n+14155552671,ok\n"+1212555\u00000123",x\n+16465553890,fine\n');
+  assert.equal(csv.statusCode, 400);
+  assert.equal(errorBody(csv).error, 'invalid_csv');
+  assert.deepEqual(errorBody(csv).details, { line: 3, reason: 'nul_character' });
+  assert.match(errorBody(csv).message, /Line 3 .*NUL/);
+  const reasonNul = await bulkCsv(user, 'phone,reason\n+14155552671,"a\u0000b"\n');
+  assert.equal(reasonNul.statusCode, 400);
+  assert.equal(errorBody(reasonNul).details.line, 2);
+
+  const json = await bulkJson(user, ['+14155552671', { phone: '+12125550123', reason: 'bad\u0000reason' }]);
+  assert.equal(json.statusCode, 400);
+  assert.equal(errorBody(json).error, 'validation_failed');
+  assert.deepEqual(errorBody(json).details.fields, [{ field: 'body/1/reason', message: 'must not contain NUL characters' }]);
+  assert.equal((await list(user)).json().total, 0, 'all or nothing');
+
+  // JSON may carry a lone surrogate (\ud800), which is not text: refused like a NUL.
+  const surrogate = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/dnc/bulk',
+    headers: { ...user.headers, 'content-type': 'application/json' },
+    payload: '[{"phone": "+14155552671", "reason": "asked \\ud800 twice"}]',
+  });
+  assert.equal(surrogate.statusCode, 400, surrogate.body);
+  assert.equal(errorBody(surrogate).error, 'validation_failed');
+  assert.equal((await list(user)).json().total, 0);
+});
+
 test("DNC entries never cross accounts", async () => {
   const alice = await signUp(t.app);
   const bob = await signUp(t.app);
