@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -21,6 +22,11 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Called when PostgreSQL closes an idle pooled connection (logged; the pool recovers by itself). */
   onIdleError?: (error: Error) => void;
+  /**
+   * PGlite only: a new database starts as a copy of this dump (made with PGlite's dumpDataDir) instead of
+   * empty. Ignored when the data directory already holds a database.
+   */
+  restoreFrom?: Blob;
 }
 
 // pg returns int8 as a string by default; PGlite returns a number. Counts are int8, so make both numbers.
@@ -49,7 +55,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   const inMemory = options.dataDir === ':memory:';
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = new PGlite(inMemory ? undefined : options.dataDir);
+  const isNew = inMemory || !existsSync(join(options.dataDir, 'PG_VERSION'));
+  const restore = options.restoreFrom && isNew ? { loadDataDir: options.restoreFrom } : {};
+  const pglite = inMemory ? new PGlite(restore) : new PGlite(options.dataDir, restore);
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, kind: 'pglite', close: closeOnce(db) };
