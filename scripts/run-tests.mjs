@@ -16,7 +16,7 @@ const PRELOAD = fileURLToPath(new URL('./preload-dependencies.mjs', import.meta.
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
 const SUMMARY_LINE = /^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [\d.]+$/;
 // How long each file took last time: the longest start first, so a slow file does not start last.
-const DURATIONS_FILE = join(tmpdir(), 'parley-test', 'durations.json');
+const DURATIONS_FILE = join(tmpdir(), 'parley-test', `durations-${process.env.DATABASE_URL ? 'postgres' : 'pglite'}.json`);
 
 function findTests(dir) {
   let found = [];
@@ -108,9 +108,19 @@ if (files.length === 0) {
 
 const started = Date.now();
 const durations = readDurations();
-// Files not timed yet go first, as if they were the slowest.
-const expected = (file) => durations[file] ?? Number.MAX_SAFE_INTEGER;
-const queue = [...files].sort((a, b) => expected(b) - expected(a));
+// Slowest first. Files not timed yet go before the rest: those that start processes of their own first of
+// all, then the longest.
+function rank(file) {
+  if (durations[file] !== undefined) return [0, 0, durations[file]];
+  const source = readFileSync(file, 'utf8');
+  return [1, source.includes('node:child_process') ? 1 : 0, source.length];
+}
+const ranks = new Map(files.map((file) => [file, rank(file)]));
+const slowerFirst = (a, b) => {
+  const [x, y] = [ranks.get(a), ranks.get(b)];
+  return y[0] - x[0] || y[1] - x[1] || y[2] - x[2];
+};
+const queue = [...files].sort(slowerFirst);
 const results = [];
 async function worker() {
   for (let file = queue.shift(); file; file = queue.shift()) {
