@@ -24,16 +24,21 @@ export interface Infrastructure extends Storage {
   bus: InvalidationBus;
 }
 
-export interface InfrastructureOptions {
-  redisKeyPrefix?: string;
+export interface StorageOptions {
   log?: Logger;
+  /** PGlite only: a new database starts from this dump instead of empty (see DatabaseOptions.restoreFrom). */
+  restoreFrom?: Blob;
+}
+
+export interface InfrastructureOptions extends StorageOptions {
+  redisKeyPrefix?: string;
 }
 
 /**
  * Opens the database (PGlite or PostgreSQL), applies migrations, installs the job queue's schema and
  * queues. This is all `--role migrate` needs.
  */
-export async function openStorage(config: Config, options: { log?: Logger } = {}): Promise<Storage> {
+export async function openStorage(config: Config, options: StorageOptions = {}): Promise<Storage> {
   const log = options.log ?? pino({ level: config.logLevel });
   const releaseDataDir = config.databaseUrl || config.dataDir === ':memory:' ? () => {} : lockDataDir(config.dataDir);
   try {
@@ -42,6 +47,7 @@ export async function openStorage(config: Config, options: { log?: Logger } = {}
       dataDir: config.dataDir,
       poolSize: config.databasePoolSize,
       onIdleError: (error) => log.warn({ err: error }, 'PostgreSQL closed an idle connection'),
+      restoreFrom: options.restoreFrom,
     });
     try {
       const appliedMigrations = await migrate(database.db);

@@ -1,32 +1,50 @@
 /**
  * Test harness: every test file gets a fresh database (in-memory PGlite by default, or a new
- * database on the server named by DATABASE_URL) and drives the app through HTTP with app.inject.
+ * database on the server named by DATABASE_URL), copied from a migrated template (test/template.ts),
+ * and drives the app through HTTP with app.inject.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { InjectOptions } from 'fastify';
 import { loadConfig, type Config } from '../src/config.js';
 import { buildApp } from '../src/app.js';
 import { systemClock, type Clock } from '../src/lib/clock.js';
+import type { MemberRole } from '../src/modules/auth/auth.tables.js';
 import { openInfrastructure } from '../src/runtime.js';
+import { pgliteTemplate, postgresTemplate, retryWhileInUse } from './template.js';
 
 export interface TestDatabase {
   url: string | null;
+  /** PGlite: the dump a new database starts from; null starts it empty. */
+  restoreFrom: Blob | null;
   drop(): Promise<void>;
 }
 
-/** A brand-new empty database on the PostgreSQL server of DATABASE_URL, or null for PGlite. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A new database for a test: a copy of the migrated template (`from: 'template'`), or brand-new and empty
+ * (the default), for tests of the migrator or of a first start. On the PostgreSQL server of DATABASE_URL,
+ * or for PGlite (url null) when DATABASE_URL is unset.
+ */
+export async function createTestDatabase(options: { from?: 'empty' | 'template' } = {}): Promise<TestDatabase> {
+  const fromTemplate = options.from === 'template';
   const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) return { url: null, drop: async () => {} };
+  if (!serverUrl) return { url: null, restoreFrom: fromTemplate ? await pgliteTemplate() : null, drop: async () => {} };
+  const template = fromTemplate ? await postgresTemplate(serverUrl) : null;
   const name = `parley_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  try {
+    // Copying needs the template to have no connections; another file's copy may be finishing.
+    if (template) await retryWhileInUse(() => admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+    else await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    restoreFrom: null,
     async drop() {
       const client = new pg.Client({ connectionString: serverUrl });
       await client.connect();
@@ -47,7 +65,7 @@ export interface TestAppOptions {
 }
 
 export async function buildTestApp(options: TestAppOptions = {}) {
-  const database = options.database ?? (await createTestDatabase());
+  const database = options.database ?? (await createTestDatabase({ from: 'template' }));
   const config: Config = loadConfig({
     LOG_LEVEL: 'silent',
     DATA_DIR: options.dataDir ?? ':memory:',
@@ -57,10 +75,10 @@ export async function buildTestApp(options: TestAppOptions = {}) {
   });
   // A unique Redis prefix per app keeps parallel test files from sharing rate-limit counters.
   const redisKeyPrefix = options.redisKeyPrefix ?? `parley-test:${randomBytes(6).toString('hex')}:`;
-  const infra = await openInfrastructure(config, { redisKeyPrefix });
+  const infra = await openInfrastructure(config, { redisKeyPrefix, restoreFrom: database.restoreFrom ?? undefined });
   const { app, services, routes } = await buildApp({ config, ...infra, clock: options.clock ?? systemClock, logger: false });
   await app.ready();
-  return {
+  const testApp = {
     app,
     services,
     routes,
@@ -73,9 +91,20 @@ export async function buildTestApp(options: TestAppOptions = {}) {
       if (!options.database) await database.drop();
     },
   };
+  testApps.set(app, testApp);
+  return testApp;
 }
 
 export type TestApp = Awaited<ReturnType<typeof buildTestApp>>;
+
+// Signed-up users carry the Fastify app they belong to; this finds the rest of the test app (its database).
+const testApps = new WeakMap<object, TestApp>();
+
+export function testAppOf(app: TestApp['app']): TestApp {
+  const testApp = testApps.get(app);
+  if (!testApp) throw new Error('not an app made by buildTestApp');
+  return testApp;
+}
 
 let counter = 0;
 
@@ -91,10 +120,59 @@ export async function signUp(app: TestApp['app'], input: { email?: string; passw
   if (keyResponse.statusCode !== 200) throw new Error(`api key failed: ${keyResponse.body}`);
   const { key, id: apiKeyId } = keyResponse.json() as { key: string; id: string };
   const { accountId, userId } = register.json() as { accountId: string; userId: string };
-  return { email, password, accountId, userId, cookie, apiKey: key, apiKeyId, headers: { authorization: `Bearer ${key}` } };
+  return { app, email, password, accountId, userId, cookie, apiKey: key, apiKeyId, headers: { authorization: `Bearer ${key}` } };
 }
 
 export type SignedUp = Awaited<ReturnType<typeof signUp>>;
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Whoever makes a request: the app it goes to and the headers that sign it in (none for anonymous). */
+export interface Caller {
+  app: TestApp['app'];
+  headers: Record<string, string>;
+}
+
+/**
+ * One request as `who` (a signed-up user signs in with its API key). A path under /api/ is used as it is;
+ * any other is under /api/v1 ('/agents' is /api/v1/agents). An object body is sent as JSON.
+ */
+export function call(who: Caller, method: Method, url: string, body?: InjectOptions['payload'], options: { headers?: Record<string, string> } = {}) {
+  return who.app.inject({
+    method,
+    url: url.startsWith('/api/') ? url : `/api/v1${url}`,
+    headers: { ...who.headers, ...options.headers },
+    ...(body !== undefined ? { payload: body } : {}),
+  });
+}
+
+/** The user, signed in with its API key. */
+export const asKey = (user: SignedUp): Caller => ({ app: user.app, headers: { authorization: `Bearer ${user.apiKey}` } });
+
+/** The user, signed in with its browser session (the vsid cookie). */
+export const asSession = (user: SignedUp): Caller => ({ app: user.app, headers: { cookie: user.cookie } });
+
+/**
+ * A new user (registered through the API) who is a member of `owner`'s account with `role`, signed in with a
+ * session switched to that account. There is no team API yet, so the membership row is written directly.
+ */
+export async function asRole(testApp: TestApp, owner: { accountId: string }, role: MemberRole) {
+  const email = `${role}${++counter}-${randomBytes(4).toString('hex')}@example.com`;
+  const password = `${role} password`;
+  const register = await testApp.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, password } });
+  if (register.statusCode !== 200) throw new Error(`register failed: ${register.body}`);
+  const { userId } = register.json() as { userId: string };
+  const cookie = `vsid=${register.cookies.find((c) => c.name === 'vsid')!.value}`;
+  await testApp.infra.database.db.insertInto('memberships').values({ account_id: owner.accountId, user_id: userId, role }).execute();
+  const switched = await testApp.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/switch-account',
+    headers: { cookie },
+    payload: { accountId: owner.accountId },
+  });
+  if (switched.statusCode !== 200) throw new Error(`switch-account failed: ${switched.body}`);
+  return { app: testApp.app, headers: { cookie }, cookie, email, password, userId, accountId: owner.accountId, role };
+}
 
 /** Asserts the SPEC §7 error body shape and returns it. */
 export function errorBody(response: { statusCode: number; json(): unknown }) {

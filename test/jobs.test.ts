@@ -21,7 +21,7 @@ const log = pino({ level: 'silent' });
 const DAY_MS = 86_400_000;
 
 let t: TestApp;
-before(async () => (t = await buildTestApp({ database: await createTestDatabase() })));
+before(async () => (t = await buildTestApp({ database: await createTestDatabase({ from: 'template' }) })));
 after(async () => {
   await t.close();
   if (t.database.url) await dropOnceDisconnected(t.database);

@@ -1,14 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { buildTestApp, errorBody, signUp, type TestApp } from './helpers.js';
+import { buildTestApp, call, errorBody, signUp, type TestApp } from './helpers.js';
 import { generateApiKey } from '../src/modules/api-keys/api-key-format.js';
 
 let t: TestApp;
 before(async () => (t = await buildTestApp()));
 after(() => t.close());
 
-const get = (app: TestApp['app'], headers: Record<string, string>) => app.inject({ method: 'GET', url: '/api/v1/api-keys', headers });
+const get = (app: TestApp['app'], headers: Record<string, string>) => call({ app, headers }, 'GET', '/api-keys');
 
 test('the 301st request within a minute on one API key is refused with the spec body', async () => {
   const user = await signUp(t.app);

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
@@ -22,6 +23,11 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Called when PostgreSQL closes an idle pooled connection (logged; the pool recovers by itself). */
   onIdleError?: (error: Error) => void;
+  /**
+   * PGlite only: a new database starts as a copy of this dump (made with PGlite's dumpDataDir) instead of
+   * empty. Ignored when the data directory already holds a database.
+   */
+  restoreFrom?: Blob;
 }
 
 // pg returns int8 as a string by default; PGlite returns a number. Counts are int8, so make both numbers.
@@ -50,8 +56,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   const inMemory = options.dataDir === ':memory:';
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
+  const isNew = inMemory || !existsSync(join(options.dataDir, 'PG_VERSION'));
+  const restore = options.restoreFrom && isNew ? { loadDataDir: options.restoreFrom } : {};
   // pg_trgm backs contact search (migration 0005); PostgreSQL ships it, PGlite loads it here.
-  const pglite = new PGlite({ dataDir: inMemory ? undefined : options.dataDir, extensions: { pg_trgm } });
+  const pglite = new PGlite({ ...(inMemory ? {} : { dataDir: options.dataDir }), ...restore, extensions: { pg_trgm } });
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, kind: 'pglite', close: closeOnce(db) };

@@ -1,18 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorBody, signUp } from '../../../test/helpers.js';
-import { hashPassword } from '../../lib/passwords.js';
-import { newId } from '../../lib/ids.js';
+import { asRole, asSession, call, errorBody, signUp, type Method } from '../../../test/helpers.js';
+import { buildAgent } from '../../../test/factories/index.js';
 import { assembleSystemPrompt } from './agents.service.js';
-import { buildAgentsTestApp, type AgentsTestKit, type Method } from './agents.test-support.js';
+import { buildAgentsTestApp, type AgentsTestKit } from './agents.test-support.js';
 
 let t: AgentsTestKit['t'];
-let call: AgentsTestKit['call'];
-let asSession: AgentsTestKit['asSession'];
-let createAgent: AgentsTestKit['createAgent'];
 let versionRows: AgentsTestKit['versionRows'];
 let agentRow: AgentsTestKit['agentRow'];
-before(async () => ({ t, call, asSession, createAgent, versionRows, agentRow } = await buildAgentsTestApp()));
+before(async () => ({ t, versionRows, agentRow } = await buildAgentsTestApp()));
 after(() => t.close());
 
 const LIST_ITEM_KEYS = ['createdAt', 'id', 'inboundDid', 'lastCallAt', 'liveLlmId', 'name', 'status', 'version', 'voiceId'];
@@ -38,7 +34,7 @@ const fullAgent = {
 };
 test('create answers the full agent as a draft at version 1, and saves version 1', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner, { name: '  Sales agent  ', mission: 'Book a demo.' });
+  const agent = await buildAgent(owner, { name: '  Sales agent  ', mission: 'Book a demo.' });
   assert.equal(agent.name, 'Sales agent', 'the name is trimmed');
   assert.equal(agent.status, 'draft');
   assert.equal(agent.version, 1);
@@ -67,7 +63,7 @@ test('create answers the full agent as a draft at version 1, and saves version 1
 
 test('a session cookie works as well as an API key, and the version records the user', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(asSession(owner), { soul: 'Calm.' });
+  const agent = await buildAgent(asSession(owner), { soul: 'Calm.' });
   const read = await call(owner, 'GET', `/agents/${agent.id}`);
   assert.equal(read.statusCode, 200);
   assert.deepEqual(read.json(), agent);
@@ -84,7 +80,7 @@ test('a session cookie works as well as an API key, and the version records the 
 
 test('get returns every part and setting, and the system prompt in DESIGN order', async () => {
   const owner = await signUp(t.app);
-  const created = await createAgent(owner, fullAgent);
+  const created = await buildAgent(owner, fullAgent);
   const response = await call(owner, 'GET', `/agents/${created.id}`);
   assert.equal(response.statusCode, 200);
   const agent = response.json();
@@ -113,8 +109,8 @@ test('assembleSystemPrompt joins the non-blank parts in order under headings', (
 test('the list has exactly the SPEC item fields and only the account’s agents', async () => {
   const owner = await signUp(t.app);
   const other = await signUp(t.app);
-  await createAgent(other, { name: 'Not yours' });
-  const created = await createAgent(owner, fullAgent);
+  await buildAgent(other, { name: 'Not yours' });
+  const created = await buildAgent(owner, fullAgent);
   await t.infra.database.db
     .updateTable('agents')
     .set({ inbound_did: `+1415555${String(Date.now()).slice(-4)}`, last_call_at: new Date('2026-05-01T10:00:00Z') })
@@ -140,7 +136,7 @@ test('the list has exactly the SPEC item fields and only the account’s agents'
 test('paging and the status filter, with total', async () => {
   const owner = await signUp(t.app);
   const statuses = ['draft', 'active', 'paused', 'active', 'draft', 'active', 'draft'];
-  for (const [i, status] of statuses.entries()) await createAgent(owner, { name: `Agent ${i}`, status });
+  for (const [i, status] of statuses.entries()) await buildAgent(owner, { name: `Agent ${i}`, status });
 
   const all = (await call(owner, 'GET', '/agents?limit=500')).json();
   assert.equal(all.total, 7);
@@ -182,7 +178,7 @@ test('paging and the status filter, with total', async () => {
 
 test('status moves freely among draft, active and paused; any other value is 400 and changes nothing', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner);
+  const agent = await buildAgent(owner);
   for (const status of ['active', 'paused', 'active', 'draft', 'paused', 'draft', 'active']) {
     const response = await call(owner, 'PATCH', `/agents/${agent.id}`, { status });
     assert.equal(response.statusCode, 200);
@@ -205,8 +201,8 @@ test('status moves freely among draft, active and paused; any other value is 400
 
 test('delete hides the agent, releases its number, and keeps the row for past calls', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner, { name: 'Retired agent', status: 'active' });
-  const keeper = await createAgent(owner, { name: 'Keeper' });
+  const agent = await buildAgent(owner, { name: 'Retired agent', status: 'active' });
+  const keeper = await buildAgent(owner, { name: 'Keeper' });
   const did = `+1202555${String(Date.now()).slice(-4)}`;
   await t.infra.database.db.updateTable('agents').set({ inbound_did: did }).where('id', '=', agent.id).execute();
 
@@ -242,7 +238,7 @@ test('delete hides the agent, releases its number, and keeps the row for past ca
 
 test('a too-long field is 400 naming it; a body over the size limit is 413; neither writes', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner);
+  const agent = await buildAgent(owner);
   const atLimit = await call(owner, 'PATCH', `/agents/${agent.id}`, { knowledgeBase: 'k'.repeat(200_000), soul: 's'.repeat(20_000) });
   assert.equal(atLimit.statusCode, 200, 'exactly at the limits is accepted');
   assert.equal(atLimit.json().version, 2);
@@ -275,7 +271,7 @@ test('a too-long field is 400 naming it; a body over the size limit is 413; neit
 
 test('wrong types, unknown fields, a missing name and bad settings are 400 and write nothing', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner, { mission: 'Keep me.' });
+  const agent = await buildAgent(owner, { mission: 'Keep me.' });
 
   for (const [payload, field] of [
     [{}, 'body/name'],
@@ -324,7 +320,7 @@ test('wrong types, unknown fields, a missing name and bad settings are 400 and w
 
 test('missing or bad credentials are 401 on every agents route', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner);
+  const agent = await buildAgent(owner);
   const routes: Array<[Method, string]> = [
     ['GET', '/agents'],
     ['POST', '/agents'],
@@ -336,7 +332,7 @@ test('missing or bad credentials are 401 on every agents route', async () => {
   ];
   for (const headers of [{}, { authorization: 'Bearer va_nope' }, { cookie: 'vsid=stale' }] as Array<Record<string, string>>) {
     for (const [method, url] of routes) {
-      const response = await call({ headers }, method, url, method === 'POST' || method === 'PATCH' ? { name: 'Intruder' } : undefined);
+      const response = await call({ app: t.app, headers }, method, url, method === 'POST' || method === 'PATCH' ? { name: 'Intruder' } : undefined);
       assert.equal(response.statusCode, 401, `${method} ${url} ${JSON.stringify(headers)}`);
       assert.equal(errorBody(response).error, 'unauthorized');
     }
@@ -349,15 +345,8 @@ test('missing or bad credentials are 401 on every agents route', async () => {
 
 test('a viewer can read agents but not create, change or delete them', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner);
-  const db = t.infra.database.db;
-  const viewerId = newId();
-  const email = `viewer-${viewerId}@example.com`;
-  await db.insertInto('users').values({ id: viewerId, email, name: null, password_hash: await hashPassword('viewer password') }).execute();
-  await db.insertInto('memberships').values({ account_id: owner.accountId, user_id: viewerId, role: 'viewer' }).execute();
-  const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'viewer password' } });
-  assert.equal(login.statusCode, 200);
-  const viewer = { headers: { cookie: `vsid=${login.cookies.find((c) => c.name === 'vsid')!.value}` } };
+  const agent = await buildAgent(owner);
+  const viewer = await asRole(t, owner, 'viewer');
 
   assert.equal((await call(viewer, 'GET', '/agents')).json().total, 1);
   assert.equal((await call(viewer, 'GET', `/agents/${agent.id}`)).statusCode, 200);
@@ -380,8 +369,8 @@ test('a viewer can read agents but not create, change or delete them', async () 
 test("another account's agent answers 404 everywhere, is not listed and is not changed", async () => {
   const alice = await signUp(t.app);
   const bob = await signUp(t.app);
-  const agent = await createAgent(alice, { mission: 'Alice’s mission.' });
-  await createAgent(bob, { name: 'Bob’s agent' });
+  const agent = await buildAgent(alice, { mission: 'Alice’s mission.' });
+  await buildAgent(bob, { name: 'Bob’s agent' });
 
   for (const [method, url, payload] of [
     ['GET', `/agents/${agent.id}`],

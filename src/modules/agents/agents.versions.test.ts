@@ -1,19 +1,18 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorBody, signUp } from '../../../test/helpers.js';
+import { call, errorBody, signUp } from '../../../test/helpers.js';
+import { buildAgent } from '../../../test/factories/index.js';
 import { buildAgentsTestApp, type AgentsTestKit } from './agents.test-support.js';
 
 let t: AgentsTestKit['t'];
-let call: AgentsTestKit['call'];
-let createAgent: AgentsTestKit['createAgent'];
 let versionRows: AgentsTestKit['versionRows'];
 let agentRow: AgentsTestKit['agentRow'];
-before(async () => ({ t, call, createAgent, versionRows, agentRow } = await buildAgentsTestApp()));
+before(async () => ({ t, versionRows, agentRow } = await buildAgentsTestApp()));
 after(() => t.close());
 
 test('a changed prompt part or first message bumps the version and saves a snapshot', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner, { mission: 'Book a demo.' });
+  const agent = await buildAgent(owner, { mission: 'Book a demo.' });
 
   const v2 = await call(owner, 'PATCH', `/agents/${agent.id}`, { mission: 'Book a demo this week.', playbook: 'Ask for a day.' });
   assert.equal(v2.statusCode, 200);
@@ -43,7 +42,7 @@ test('a changed prompt part or first message bumps the version and saves a snaps
 
 test('settings-only saves and saves that change nothing keep the version', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner, { mission: 'Book a demo.' });
+  const agent = await buildAgent(owner, { mission: 'Book a demo.' });
 
   const settings = await call(owner, 'PATCH', `/agents/${agent.id}`, {
     name: 'Renamed',
@@ -79,7 +78,7 @@ test('settings-only saves and saves that change nothing keep the version', async
 
 test('versions are listed newest first with paging, and one version can be read', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner, { soul: 'v1' });
+  const agent = await buildAgent(owner, { soul: 'v1' });
   for (const soul of ['v2', 'v3', 'v4']) await call(owner, 'PATCH', `/agents/${agent.id}`, { soul });
 
   const list = await call(owner, 'GET', `/agents/${agent.id}/versions`);
@@ -107,7 +106,7 @@ test('versions are listed newest first with paging, and one version can be read'
 
 test('concurrent saves each get their own version, with no gaps', async () => {
   const owner = await signUp(t.app);
-  const agent = await createAgent(owner);
+  const agent = await buildAgent(owner);
   const responses = await Promise.all(
     ['a', 'b', 'c', 'd', 'e'].map((notes) => call(owner, 'PATCH', `/agents/${agent.id}`, { notes })),
   );

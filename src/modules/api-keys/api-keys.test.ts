@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { buildTestApp, errorBody, signUp, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, call, errorBody, signUp, type TestApp } from '../../../test/helpers.js';
 import { createRedisBus } from '../../lib/invalidation-bus.js';
 import { apiKeyQueries } from './api-keys.repo.js';
 import { API_KEY_REVOKED } from './api-keys.service.js';
@@ -95,7 +95,7 @@ test('a key deleted on one instance is refused at once by another that had just 
   const second = await buildTestApp({ redisKeyPrefix: prefix, database: first.database });
   try {
     const owner = await signUp(first.app);
-    const get = (app: TestApp['app']) => app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: owner.headers });
+    const get = (app: TestApp['app']) => call({ app, headers: owner.headers }, 'GET', '/api-keys');
     assert.equal((await get(second.app)).statusCode, 200);
     assert.equal((await get(second.app)).statusCode, 200, 'served again, from the cache where there is one');
     const deleted = await first.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${owner.apiKeyId}`, headers: { cookie: owner.cookie } });

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, errorBody, signUp, type TestApp } from '../../../test/helpers.js';
+import { asRole, buildTestApp, call, errorBody, signUp, type TestApp } from '../../../test/helpers.js';
 import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
@@ -224,12 +224,10 @@ test('the purge removes dead sessions only', async () => {
 
 test('a viewer can read but not change anything', async () => {
   const owner = await signUp(t.app);
-  const viewer = await signUp(t.app);
-  await t.infra.database.db.insertInto('memberships').values({ account_id: owner.accountId, user_id: viewer.userId, role: 'viewer' }).execute();
-  const switched = await t.app.inject({ method: 'POST', url: '/api/v1/auth/switch-account', headers: { cookie: viewer.cookie }, payload: { accountId: owner.accountId } });
-  assert.equal(switched.statusCode, 200);
-  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: { cookie: viewer.cookie } })).statusCode, 200);
-  const write = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie: viewer.cookie }, payload: { name: 'x' } });
+  // Switched to the owner's account (asRole fails unless the switch answers 200).
+  const viewer = await asRole(t, owner, 'viewer');
+  assert.equal((await call(viewer, 'GET', '/api-keys')).statusCode, 200);
+  const write = await call(viewer, 'POST', '/api-keys', { name: 'x' });
   assert.equal(write.statusCode, 403);
   assert.match(errorBody(write).message, /read-only/);
 });

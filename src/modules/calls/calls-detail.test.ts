@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
-import { insertAgent, insertCall, insertContact, type SeededCall } from '../../../test/factories/calls.js';
+import { buildTestApp, call, errorBody, signUp, type Caller, type SignedUp, type TestApp } from '../../../test/helpers.js';
+import { buildAgent, buildCall, buildContact, type SeededCall } from '../../../test/factories/index.js';
 import { newId } from '../../lib/ids.js';
 import type { CallStatus } from './calls.tables.js';
 
@@ -15,19 +15,18 @@ const campaignId = newId();
 const statuses: CallStatus[] = ['completed', 'failed', 'busy', 'no_answer', 'connected', 'dialing', 'ringing', 'queued'];
 let seeded: SeededCall[] = [];
 
-const get = (url: string, who: { headers: Record<string, string> } = alice) => t.app.inject({ method: 'GET', url, headers: who.headers });
+const get = (url: string, who: Caller = alice) => call(who, 'GET', url);
 
 before(async () => {
   t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
   alice = await signUp(t.app);
   bob = await signUp(t.app);
-  const db = t.infra.database.db;
-  const agent = await insertAgent(db, alice.accountId, { name: 'Sales Sally' });
-  const contact = await insertContact(db, alice.accountId, { firstName: 'Ada', lastName: 'Lovelace', phone: '+14155550101' });
+  const agent = await buildAgent(t, { accountId: alice.accountId, name: 'Sales Sally' });
+  const contact = await buildContact(alice, { firstName: 'Ada', lastName: 'Lovelace', phone: '+14155550101' });
   seeded = [];
   for (const [i, status] of statuses.entries()) {
     seeded.push(
-      await insertCall(db, alice.accountId, {
+      await buildCall(alice, {
         status,
         agentId: agent.id,
         contactId: contact.id,
@@ -37,7 +36,7 @@ before(async () => {
       }),
     );
   }
-  await insertCall(db, bob.accountId);
+  await buildCall(bob);
 });
 after(() => t.close());
 
@@ -93,7 +92,7 @@ const sumMicros = (amounts: string[]) => amounts.reduce((sum, a) => sum + micros
 
 test('the call total follows its cost items as they are added, changed and removed', async () => {
   const db = t.infra.database.db;
-  const call = await insertCall(db, alice.accountId, { status: 'completed', createdAt: new Date('2020-01-01T00:00:00Z') });
+  const call = await buildCall(alice, { status: 'completed', createdAt: new Date('2020-01-01T00:00:00Z') });
   const totalOf = async () => (await get(`/api/v1/calls/${call.id}`)).json().totalCostUsd as string;
   assert.equal(await totalOf(), '0.024600');
   await db
@@ -208,8 +207,8 @@ test('call events are append-only', async () => {
 test('deleting an account takes its calls, their rows and its counts with it', async () => {
   const db = t.infra.database.db;
   const erin = await signUp(t.app);
-  const agent = await insertAgent(db, erin.accountId, { name: 'E' });
-  for (const status of statuses) await insertCall(db, erin.accountId, { status, agentId: agent.id });
+  const agent = await buildAgent(t, { accountId: erin.accountId, name: 'E' });
+  for (const status of statuses) await buildCall(erin, { status, agentId: agent.id });
   assert.equal((await get('/api/v1/calls', erin)).json().total, statuses.length);
   await db.deleteFrom('accounts').where('id', '=', erin.accountId).execute();
   for (const table of ['calls', 'call_counts', 'call_events', 'call_event_type_counts', 'call_cost_items', 'call_transcript_turns'] as const) {

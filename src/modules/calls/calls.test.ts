@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { buildTestApp, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
-import { insertAgent, insertCall, insertContact, type SeededCall } from '../../../test/factories/calls.js';
+import { buildTestApp, call, errorBody, signUp, type Caller, type SignedUp, type TestApp } from '../../../test/helpers.js';
+import { buildAgent, buildCall, buildContact, type SeededCall } from '../../../test/factories/index.js';
 import { newId } from '../../lib/ids.js';
 import type { CallStatus } from './calls.tables.js';
 
@@ -19,17 +19,16 @@ let seeded: SeededCall[] = [];
 let agents: { id: string; name: string }[] = [];
 let contacts: { id: string; firstName: string | null; lastName: string | null; phone: string }[] = [];
 
-const get = (url: string, who: { headers: Record<string, string> } = alice) => t.app.inject({ method: 'GET', url, headers: who.headers });
+const get = (url: string, who: Caller = alice) => call(who, 'GET', url);
 
 before(async () => {
   t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
   alice = await signUp(t.app);
   bob = await signUp(t.app);
-  const db = t.infra.database.db;
-  agents = [await insertAgent(db, alice.accountId, { name: 'Sales Sally' }), await insertAgent(db, alice.accountId, { name: 'Support Sam' })];
+  agents = [await buildAgent(t, { accountId: alice.accountId, name: 'Sales Sally' }), await buildAgent(t, { accountId: alice.accountId, name: 'Support Sam' })];
   contacts = [
-    await insertContact(db, alice.accountId, { firstName: 'Ada', lastName: 'Lovelace', phone: '+14155550101' }),
-    await insertContact(db, alice.accountId, { firstName: 'Grace', lastName: null, phone: '+14155550102' }),
+    await buildContact(alice, { firstName: 'Ada', lastName: 'Lovelace', phone: '+14155550101' }),
+    await buildContact(alice, { firstName: 'Grace', lastName: null, phone: '+14155550102' }),
   ];
   seeded = [];
   for (let i = 0; i < 28; i++) {
@@ -37,7 +36,7 @@ before(async () => {
     const direction = i % 5 === 0 ? 'inbound' : 'outbound';
     const contact = i % 3 === 0 ? null : contacts[i % 3 === 1 ? 0 : 1]!;
     seeded.push(
-      await insertCall(db, alice.accountId, {
+      await buildCall(alice, {
         status,
         direction,
         agentId: i % 7 === 6 ? null : agents[i % 2]!.id,
@@ -52,7 +51,7 @@ before(async () => {
     );
   }
   // Bob has a call too, which Alice must never see.
-  await insertCall(t.infra.database.db, bob.accountId, { createdAt: minute(3) });
+  await buildCall(bob, { createdAt: minute(3) });
 });
 after(() => t.close());
 
@@ -243,7 +242,7 @@ test('limit and offset page through the same order', async () => {
 test('deep pages (past offset 100, found by id first) keep the same order, ties broken by id', async () => {
   const dave = await signUp(t.app);
   const db = t.infra.database.db;
-  const agent = await insertAgent(db, dave.accountId, { name: 'Deep Dora' });
+  const agent = await buildAgent(t, { accountId: dave.accountId, name: 'Deep Dora' });
   // 150 calls; every three share a created_at, so the id decides their order.
   const rows = Array.from({ length: 150 }, (_, i) => ({
     id: newId(),
@@ -316,7 +315,7 @@ test('bad query values are 400 validation_failed naming the field', async () => 
 test('totals from the trigger-kept counts stay exact through inserts, updates and deletes', async () => {
   const carol = await signUp(t.app);
   const db = t.infra.database.db;
-  const [agentA, agentB] = [await insertAgent(db, carol.accountId, { name: 'A' }), await insertAgent(db, carol.accountId, { name: 'B' })];
+  const [agentA, agentB] = [await buildAgent(t, { accountId: carol.accountId, name: 'A' }), await buildAgent(t, { accountId: carol.accountId, name: 'B' })];
   const campaign = newId();
   // Filter mixes the counts table answers alone, each checked against a count(*) of the same rows.
   const mixes: Filters[] = [
@@ -351,7 +350,7 @@ test('totals from the trigger-kept counts stay exact through inserts, updates an
   const calls = [];
   for (let i = 0; i < 12; i++) {
     calls.push(
-      await insertCall(db, carol.accountId, {
+      await buildCall(carol, {
         status: statuses[i % statuses.length]!,
         agentId: [agentA.id, agentB.id, null][i % 3],
         campaignId: i % 2 ? campaign : null,
@@ -395,10 +394,8 @@ test('totals from the trigger-kept counts stay exact through inserts, updates an
 });
 
 test('a call keeps its agent’s name after the agent is deleted', async () => {
-  const created = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: alice.headers, payload: { name: 'Retired Rita' } });
-  assert.equal(created.statusCode, 200, created.body);
-  const agentId = created.json().id as string;
-  const call = await insertCall(t.infra.database.db, alice.accountId, { agentId, createdAt: new Date('2020-01-01T00:00:00Z') });
+  const agentId = (await buildAgent(alice, { name: 'Retired Rita' })).id as string;
+  const call = await buildCall(alice, { agentId, createdAt: new Date('2020-01-01T00:00:00Z') });
   const deleted = await t.app.inject({ method: 'DELETE', url: `/api/v1/agents/${agentId}`, headers: alice.headers });
   assert.equal(deleted.statusCode, 200, deleted.body);
   const listed = (await get(`/api/v1/calls?agentId=${agentId}`)).json();

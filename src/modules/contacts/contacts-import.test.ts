@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { buildTestApp, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 before(async () => (t = await buildTestApp({ env: { CSV_BODY_LIMIT_BYTES: '65536' } })));
@@ -11,16 +11,11 @@ const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/c
 
 function importCsv(user: SignedUp, body: string | Buffer, query: Record<string, string> = {}, contentType = 'text/csv') {
   const qs = new URLSearchParams({ name: 'Leads', ...query });
-  return t.app.inject({
-    method: 'POST',
-    url: `/api/v1/contact-lists?${qs}`,
-    headers: { ...user.headers, 'content-type': contentType },
-    payload: body,
-  });
+  return call(user, 'POST', `/contact-lists?${qs}`, body, { headers: { 'content-type': contentType } });
 }
 
 async function contactsOf(user: SignedUp, query = '') {
-  const response = await t.app.inject({ method: 'GET', url: `/api/v1/contacts?limit=500${query}`, headers: user.headers });
+  const response = await call(user, 'GET', `/contacts?limit=500${query}`);
   assert.equal(response.statusCode, 200, response.body);
   return response.json().contacts as Array<Record<string, any>>;
 }

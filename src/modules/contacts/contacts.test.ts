@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
-import { buildTestApp, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 // Strictly increasing time, so "newest first" never depends on two imports landing in the same millisecond.
@@ -11,19 +11,13 @@ before(async () => (t = await buildTestApp({ clock })));
 after(() => t.close());
 
 async function importCsv(user: SignedUp, body: string, name = 'Leads') {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: `/api/v1/contact-lists?name=${encodeURIComponent(name)}`,
-    headers: { ...user.headers, 'content-type': 'text/csv' },
-    payload: body,
-  });
+  const response = await call(user, 'POST', `/contact-lists?name=${encodeURIComponent(name)}`, body, { headers: { 'content-type': 'text/csv' } });
   assert.equal(response.statusCode, 200, response.body);
   return response.json() as { listId: string; counts: Record<string, number> };
 }
 
-const get = (user: SignedUp, url: string) => t.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: user.headers });
-const patch = (user: SignedUp, id: string, payload: unknown) =>
-  t.app.inject({ method: 'PATCH', url: `/api/v1/contacts/${id}`, headers: user.headers, payload: payload as object });
+const get = (user: SignedUp, url: string) => call(user, 'GET', url);
+const patch = (user: SignedUp, id: string, payload: unknown) => call(user, 'PATCH', `/contacts/${id}`, payload as object);
 const phones = (body: { contacts: Array<{ phone: string }> }) => body.contacts.map((c) => c.phone).sort();
 
 const LEADS = [

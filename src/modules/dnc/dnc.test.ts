@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { buildTestApp, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 // Strictly increasing time, so "newest first" never depends on two writes landing in the same millisecond.
@@ -11,27 +11,20 @@ before(async () => (t = await buildTestApp({ clock, env: { CSV_BODY_LIMIT_BYTES:
 after(() => t.close());
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/csv/${name}`, import.meta.url));
-const add = (user: SignedUp, payload: unknown) => t.app.inject({ method: 'POST', url: '/api/v1/dnc', headers: user.headers, payload: payload as object });
-const list = (user: SignedUp, query = '') => t.app.inject({ method: 'GET', url: `/api/v1/dnc${query}`, headers: user.headers });
-const remove = (user: SignedUp, phone: string) =>
-  t.app.inject({ method: 'DELETE', url: `/api/v1/dnc/${encodeURIComponent(phone)}`, headers: user.headers });
-const bulkJson = (user: SignedUp, payload: unknown) =>
-  t.app.inject({ method: 'POST', url: '/api/v1/dnc/bulk', headers: user.headers, payload: payload as object });
-const bulkCsv = (user: SignedUp, body: string | Buffer) =>
-  t.app.inject({ method: 'POST', url: '/api/v1/dnc/bulk', headers: { ...user.headers, 'content-type': 'text/csv' }, payload: body });
+const asCsv = { headers: { 'content-type': 'text/csv' } };
+const add = (user: SignedUp, payload: unknown) => call(user, 'POST', '/dnc', payload as object);
+const list = (user: SignedUp, query = '') => call(user, 'GET', `/dnc${query}`);
+const remove = (user: SignedUp, phone: string) => call(user, 'DELETE', `/dnc/${encodeURIComponent(phone)}`);
+const bulkJson = (user: SignedUp, payload: unknown) => call(user, 'POST', '/dnc/bulk', payload as object);
+const bulkCsv = (user: SignedUp, body: string | Buffer) => call(user, 'POST', '/dnc/bulk', body, asCsv);
 
 async function importContacts(user: SignedUp, csv: string) {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/contact-lists?name=Leads',
-    headers: { ...user.headers, 'content-type': 'text/csv' },
-    payload: csv,
-  });
+  const response = await call(user, 'POST', '/contact-lists?name=Leads', csv, asCsv);
   assert.equal(response.statusCode, 200, response.body);
 }
 
 async function dncFlags(user: SignedUp) {
-  const response = await t.app.inject({ method: 'GET', url: '/api/v1/contacts?limit=500', headers: user.headers });
+  const response = await call(user, 'GET', '/contacts?limit=500');
   return Object.fromEntries(response.json().contacts.map((c: { phone: string; dnc: boolean }) => [c.phone, c.dnc]));
 }
 
