@@ -248,7 +248,7 @@ test('bytes that are not UTF-8 are refused, in a JSON body and in the query stri
     assert.match(errorBody(response).message, /percent-encoded UTF-8/);
   }
   // LIKE wildcards and backslashes are ordinary search text.
-  for (const q of ['%25_%25', '%5C', '%5C%25']) {
+  for (const q of ['%25_%25', 'ab%5C', '50%5C%25']) {
     assert.equal((await t.app.inject({ method: 'GET', url: `/api/v1/contacts?q=${q}`, headers: user.headers })).statusCode, 200);
   }
 });

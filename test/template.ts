@@ -22,6 +22,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { PGliteDialect } from '../src/db/pglite-dialect.js';
+import { PGLITE_EXTENSIONS } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Database } from '../src/db/types.js';
 import { JOBS_SCHEMA, openJobQueue } from '../src/jobs/queue.js';
@@ -83,7 +84,7 @@ async function loadOrBuildPgliteTemplate(): Promise<Blob> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  const pglite = new PGlite();
+  const pglite = new PGlite({ extensions: PGLITE_EXTENSIONS });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   try {
     await migrate(db);

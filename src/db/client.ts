@@ -40,6 +40,9 @@ const pgTypes = {
   },
 };
 
+/** Extensions the migrations use that PGlite loads itself (PostgreSQL ships them): pg_trgm backs contact search. */
+export const PGLITE_EXTENSIONS = { pg_trgm };
+
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -58,8 +61,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
   const isNew = inMemory || !existsSync(join(options.dataDir, 'PG_VERSION'));
   const restore = options.restoreFrom && isNew ? { loadDataDir: options.restoreFrom } : {};
-  // pg_trgm backs contact search (migration 0005); PostgreSQL ships it, PGlite loads it here.
-  const pglite = new PGlite({ ...(inMemory ? {} : { dataDir: options.dataDir }), ...restore, extensions: { pg_trgm } });
+  const pglite = new PGlite({ ...(inMemory ? {} : { dataDir: options.dataDir }), ...restore, extensions: PGLITE_EXTENSIONS });
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, kind: 'pglite', close: closeOnce(db) };

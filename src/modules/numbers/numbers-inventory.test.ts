@@ -74,7 +74,7 @@ test('an unknown area code or country, or a malformed query, is a 400 naming the
     ['country=DE&areaCode=30', 'querystring/country', /not in DE/],
     ['country=USA&areaCode=415', 'querystring/country', /must match pattern/],
     ['country=US&areaCode=4a5', 'querystring/areaCode', /must match pattern/],
-    ['country=US&areaCode=%00415', 'querystring/areaCode', /must match pattern/],
+    ['country=US&areaCode=%00415', 'querystring/areaCode', /NUL characters/],
     ['country=US', 'querystring/areaCode', /required/],
     ['areaCode=415', 'querystring/country', /required/],
     ['country=US&areaCode=415&limit=0', 'querystring/limit', /must be >= 1/],
