@@ -1,10 +1,15 @@
 import type { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import { createOwnershipCheck } from './db/ownership.js';
 import type { Clock } from './lib/clock.js';
 import type { CounterStore } from './lib/counter-store.js';
 import type { InvalidationBus } from './lib/invalidation-bus.js';
+import type { Broadcast } from './lib/broadcast.js';
+import type { Providers } from './runtime.js';
+import { createSimVoiceProvider } from './providers/voice/index.js';
+import type { DispositionsForCalls, NumbersForCalls, PricingForCalls } from './modules/calls/calls.ports.js';
 import type { JobQueue } from './jobs/queue.js';
 import { eventSubscriptions } from './jobs/registry.js';
 import { createDomainEventsService, createOutboxFactory } from './events/domain-events.service.js';
@@ -35,14 +40,24 @@ export interface CoreDeps {
   /** Enqueue background work; inside a repo transaction use `tx.send` instead (the outbox). */
   jobs: JobQueue;
   clock: Clock;
+  /** Messages to every instance (controlling a live call from any of them). */
+  broadcast: Broadcast;
+  providers: Providers;
 }
+
+// The phone-number, disposition-code and catalog modules are built alongside the engine; until they are wired in,
+// no account has a number to call from, no disposition code is valid, and nothing is priced.
+const noNumbers: NumbersForCalls = { callerNumber: async () => null, routeInbound: async () => null };
+const noDispositions: DispositionsForCalls = { isValidCode: async () => false };
+const noPricing: PricingForCalls = { price: async () => ({ amountUsd: '0.000000', lines: [] }) };
 
 /**
  * The composition root: every repo and service, built once from plain factories. A service gets its own repo and,
  * from other modules, only the narrow slice of their services it uses.
  */
-export function createServices(deps: CoreDeps) {
-  const { config, clock, redis, counters, jobs } = deps;
+export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
+  const { config, clock, redis, counters, jobs, providers } = deps;
+  const log = options.log ?? pino({ level: config.logLevel });
   const db = deps.database.db;
   const databaseKind = deps.database.kind;
   const outbox = createOutboxFactory({ jobs, subscriptions: eventSubscriptions, clock });
@@ -63,6 +78,26 @@ export function createServices(deps: CoreDeps) {
     dnc: dncForContacts,
   });
   const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
+  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock });
+  const calls = createCallsService({
+    repo: createCallsRepo(db, outbox),
+    clock,
+    config,
+    databaseKind,
+    owned,
+    agents,
+    contacts,
+    dnc,
+    numbers: noNumbers,
+    dispositions: noDispositions,
+    pricing: noPricing,
+    voice: createSimVoiceProvider({ clock, tts: providers.tts }),
+    llm: providers.llm,
+    tts: providers.tts,
+    objects: providers.objects,
+    broadcast: deps.broadcast,
+    log: log.child({ component: 'calls' }),
+  });
 
   return {
     config,
@@ -72,9 +107,9 @@ export function createServices(deps: CoreDeps) {
     system: createSystemService({ db, redis, config, clock, databaseKind }),
     auth,
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db, outbox), clock, bus: deps.bus }),
-    agents: createAgentsService({ repo: createAgentsRepo(db, outbox), clock }),
+    agents,
     audit: createAuditService({ repo: createAuditRepo(db, outbox) }),
-    calls: createCallsService({ repo: createCallsRepo(db, outbox) }),
+    calls,
     contacts,
     dnc,
   };

@@ -29,6 +29,9 @@ const UNSCOPED: Record<string, string> = {
   'auth.revokeSession': "the caller's own session",
   'domainEvents.find': "a subscriber's job carries only the event id",
   'domainEvents.deleteBefore': 'retention across all accounts (a scheduled job)',
+  'calls.findAnyAccount': 'platform tools, signed provider callbacks and signed asset URLs name a call by id; the signature or admin check is the access',
+  'calls.accountsWithQueuedCalls': 'the scheduled dispatcher goes through every account\'s queue',
+  'calls.lostCallCandidates': 'the sweep after a crash looks at every account\'s live calls',
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -66,6 +69,12 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'domainEvents.insert': (q) =>
     q.insert({ id: ID, type: 'agent.created', accountId: ACCOUNT, subject: { type: 'agent', id: ID }, data: {}, actor: null, occurredAt: new Date() }),
   'dnc.list': (q) => q.list(ACCOUNT, '415 asked', { limit: 10, offset: 0 }),
+  'calls.lostCallCandidates': (q) => q.lostCallCandidates({ staleBefore: new Date() }),
+  'calls.insertEvents': (q) => q.insertEvents(ACCOUNT, [{ callId: ID, type: 'call.turn', data: {}, occurredAt: new Date() }]),
+  'calls.insertTurns': (q) => q.insertTurns(ACCOUNT, [{ callId: ID, seq: 0, speaker: 'agent', text: 'Hi', startMs: 0, endMs: 1 }]),
+  'calls.insertCostItems': (q) =>
+    q.insertCostItems(ACCOUNT, ID, [{ kind: 'llm', description: 'x', quantity: '1', unit: 'x', unit_price_usd: '1', amount_usd: '1' }], new Date()),
+  'calls.updateCall': (q) => q.updateCall(ACCOUNT, ID, { status: 'ringing' }, { beat: true }),
 };
 
 function recordingDb() {

@@ -16,6 +16,11 @@ export const DOMAIN_EVENT_TYPES = [
   'contact.updated',
   'dnc.added',
   'dnc.removed',
+  'call.queued',
+  'call.connected',
+  'call.completed',
+  'call.failed',
+  'call.disposition_set',
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 

@@ -4,6 +4,7 @@ import { newId } from '../../lib/ids.js';
 import { invalidField, notFound } from '../../http/errors.js';
 import type { Auth } from '../../http/auth.js';
 import { envelope, type Page } from '../../http/pagination.js';
+import type { TxHandle } from '../../db/repo.js';
 import { actorOf } from '../../events/domain-events.js';
 import type { AgentChanges, AgentsRepo, AgentsTx, NewAgent } from './agents.repo.js';
 import type { AgentVersionsTable, AgentsTable } from './agents.tables.js';
@@ -217,6 +218,33 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
         await tx.emit({ type: 'agent.deleted', accountId: auth.accountId, subject: { type: 'agent', id }, actor: actorOf(auth) });
         return { id, deleted: true as const };
       });
+    },
+
+    /**
+     * For the call engine: the agent as a call starting now runs it, at its current version (the call is pinned to
+     * it); undefined when the agent is missing or deleted. Pass `tx` from inside a transaction.
+     */
+    async forCall(accountId: string, agentId: string, tx?: TxHandle) {
+      const row = await (tx ? repo.within(tx) : repo).find(accountId, agentId);
+      if (!row) return undefined;
+      const parts = versionedFieldsOf(row);
+      return {
+        id: row.id,
+        name: row.name,
+        status: row.status,
+        version: row.version,
+        voiceId: row.voice_id,
+        liveLlmId: row.live_llm_id,
+        parts,
+        systemPrompt: assembleSystemPrompt(parts),
+        transfer: { number: row.transfer_number, whenToTransfer: row.transfer_when },
+        voicemail: { action: row.voicemail_action, message: row.voicemail_message },
+      };
+    },
+
+    /** A call of the agent completed at `at`: lastCallAt moves forward (never back), inside the engine's transaction. */
+    async recordCompletedCall(tx: TxHandle, accountId: string, agentId: string, at: Date) {
+      await repo.within(tx).touchLastCall(accountId, agentId, at);
     },
 
     async listVersions(auth: Auth, id: string, page: Page) {
