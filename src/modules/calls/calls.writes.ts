@@ -150,21 +150,29 @@ export function callWriteQueries(db: Executor) {
       return new Date(rows[0]!.now);
     },
 
+    /**
+     * Appends events to their calls' timelines. Within a call each event is at least a millisecond after the one before
+     * (the clock may read the same instant twice), so a timeline's order is the order things happened.
+     */
     async insertEvents(accountId: string, events: NewCallEvent[]) {
-      if (events.length === 0) return;
-      await db
-        .insertInto('call_events')
-        .values(
-          events.map((event) => ({
+      for (const event of events) {
+        const after =
+          event.callId === null
+            ? sql<Date | null>`NULL`
+            : sql<Date | null>`(SELECT max(occurred_at) + interval '1 millisecond' FROM call_events
+                 WHERE account_id = ${accountId} AND call_id = ${event.callId})`;
+        await db
+          .insertInto('call_events')
+          .values({
             id: newId(),
             account_id: accountId,
             call_id: event.callId,
             type: event.type,
             data: JSON.stringify(event.data),
-            occurred_at: event.occurredAt,
-          })),
-        )
-        .execute();
+            occurred_at: sql<Date>`greatest(${event.occurredAt}::timestamptz, ${after})`,
+          })
+          .execute();
+      }
     },
 
     /** Adds turns; a turn already stored (same call and position) is kept as it is, so a repeated report adds nothing. */

@@ -20,7 +20,7 @@ export const PERSONA_SCRIPTS: Record<SimPersona, PersonaScript> = {
     greeting: 'Hello?',
     callingIn: 'Hi, I saw your offer and I would like to hear more.',
     lines: [
-      'Yes, this is {name}. What is this about?',
+      'Yes, this is {name}. Sure, I have a minute.',
       'Oh, that sounds interesting. How much does it cost?',
       'Okay, that sounds good. Yes, I would like that.',
       "Yes, let's do it. Sign me up!",
@@ -30,7 +30,7 @@ export const PERSONA_SCRIPTS: Record<SimPersona, PersonaScript> = {
     greeting: 'Hello, who is this?',
     callingIn: 'Hi, I got a call from this number. What is it about?',
     lines: [
-      'Yes, speaking. What is this about?',
+      'Yes, speaking. I have a minute, I guess.',
       "Hmm, I'm not sure. It sounds too expensive for us.",
       'I don\'t know. We already use another provider.',
       'Could I speak to a real person about this?',
