@@ -126,7 +126,8 @@ export function callWriteQueries(db: Executor) {
      * the data, so every live call it is not running itself is lost).
      */
     lostCallCandidates(criterion: { staleBefore: Date } | 'every live call') {
-      let query = db.selectFrom('calls').select(['id', 'account_id']).where('status', 'in', LIVE);
+      // Only calls this engine runs keep a heartbeat; a call a hosted provider carries ends by its post-call report.
+      let query = db.selectFrom('calls').select(['id', 'account_id']).where('status', 'in', LIVE).where('runner_id', 'is not', null);
       if (criterion !== 'every live call') {
         query = query.where((eb) => eb.or([eb('heartbeat_at', '<', criterion.staleBefore), eb('heartbeat_at', 'is', null)]));
       }
