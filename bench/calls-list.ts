@@ -9,7 +9,7 @@
  * The database is dropped at the end. Env: CALLS (default 1000000), SECONDS per load run (default 10).
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
@@ -217,17 +217,33 @@ async function loadDirectRequest(databaseUrl: string, statements: Awaited<Return
  */
 async function startBareHttp(databaseUrl: string, statements: Awaited<ReturnType<typeof recordEndpointSql>>, poolSize: number) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
-  const server = createServer(async (_req, res) => {
+  // Handlers still running: the load generator hangs up at its deadline with requests in flight, and a handler
+  // may be between its two steps (key lookup, then page and total) when that happens.
+  const inFlight = new Set<Promise<void>>();
+  const answer = async (res: ServerResponse) => {
     if (statements.lookup) await pool.query(statements.lookup.sql, statements.lookup.parameters as unknown[]);
     const [page, total] = await Promise.all(statements.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])));
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ calls: page!.rows, total: total?.rows[0], limit: 25, offset: 0 }));
+  };
+  const server = createServer((_req, res) => {
+    const handled = answer(res)
+      .catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end(String(error));
+      })
+      .finally(() => inFlight.delete(handled));
+    inFlight.add(handled);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    /** Stops accepting, drops the connections, lets the handlers still running finish, and only then ends the pool. */
     async close() {
-      await new Promise((resolve) => server.close(resolve));
+      const closed = new Promise((resolve) => server.close(resolve));
+      server.closeAllConnections();
+      await closed;
+      await Promise.all(inFlight);
       await pool.end();
     },
   };

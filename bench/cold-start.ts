@@ -89,13 +89,16 @@ async function measure(args: string[], env: Record<string, string>): Promise<Sam
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: ROOT,
     env: { ...inherited, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // The log (stdout, warn and above) is only shown if the start fails: it says why.
+  let log = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-4000)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
   while (!(await healthy(port))) {
-    if (exitCode !== undefined) throw new Error(`${args.join(' ')} exited with ${exitCode} before it was healthy`);
+    if (exitCode !== undefined) throw new Error(`${args.join(' ')} exited with ${exitCode} before it was healthy; its log:\n${log}`);
     await sleep(POLL_MS);
   }
   const readyMs = performance.now() - started;
@@ -104,7 +107,7 @@ async function measure(args: string[], env: Record<string, string>): Promise<Sam
   const stopping = performance.now();
   child.kill('SIGTERM');
   const code = await exited;
-  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code} after SIGTERM`);
+  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code} after SIGTERM; its log:\n${log}`);
   return { readyMs, rssMb, exitMs: performance.now() - stopping };
 }
 

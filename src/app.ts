@@ -8,7 +8,7 @@ import { installErrorHandling } from './http/errors.js';
 import { resolveAuth } from './http/auth.js';
 import { allow, checkAccess, routeAccess, type Access } from './http/access.js';
 import { AppError } from './http/errors.js';
-import { enforceRateLimit } from './http/rate-limit.js';
+import { countFailedAuthentication, createRateLimits, enforceHealthRateLimit, enforceRateLimit, refuseBlockedClient } from './http/rate-limit.js';
 import { createValidatorCompiler } from './http/validation.js';
 import { registerCsvBodyParser } from './http/csv-body.js';
 import { openApiOptions, registerSharedSchemas } from './http/openapi.js';
@@ -22,6 +22,7 @@ import { callsRoutes } from './modules/calls/calls.routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
 import { dncRoutes } from './modules/dnc/dnc.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
+import { numbersRoutes } from './modules/numbers/numbers.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -36,6 +37,7 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   callsRoutes,
   contactsRoutes,
   dncRoutes,
+  numbersRoutes,
 ];
 
 export interface BuildAppOptions extends CoreDeps {
@@ -75,16 +77,26 @@ export async function buildApp(options: BuildAppOptions) {
   });
 
   const authenticators = { apiKey: services.apiKeys.authenticate, session: services.auth.authenticateSession };
+  const limits = createRateLimits({
+    store: services.counters,
+    perMinute: config.rateLimitPerMinute,
+    anonymousPerMinute: config.anonymousRateLimitPerMinute,
+    healthPerMinute: config.healthRateLimitPerMinute,
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
     // Decided on the route the router matched (never on the raw URL, which can be spelled many ways).
     // A request that matched nothing is answered 404, and is still counted like an anonymous one.
     const matched = request.routeOptions.url;
+    if (matched === '/api/health') return enforceHealthRateLimit(request, reply, limits);
     const access = routeAccess(request) ?? (matched === undefined ? allow.public : undefined);
     if (!access) return; // the interactive docs
+    const counted = matched === undefined || matched.startsWith('/api/v1/');
+    if (counted) refuseBlockedClient(request, reply, limits);
     if (access.kind !== 'provider') {
       // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
-      const auth = await resolveAuth(request, authenticators).catch((error: unknown) => {
+      const auth = await resolveAuth(request, authenticators).catch(async (error: unknown) => {
+        if (error instanceof AppError && error.code === 'unauthorized') await countFailedAuthentication(request, reply, limits);
         if (access.kind === 'public') return null;
         throw error;
       });
@@ -92,16 +104,11 @@ export async function buildApp(options: BuildAppOptions) {
         request.auth = auth;
         checkAccess(access, auth);
       } else if (access.kind !== 'public') {
+        await countFailedAuthentication(request, reply, limits);
         throw new AppError('unauthorized', 'Send an API key (Authorization: Bearer va_...) or sign in');
       }
     }
-    if (matched === undefined || matched.startsWith('/api/v1/')) {
-      await enforceRateLimit(request, reply, {
-        store: services.counters,
-        perMinute: config.rateLimitPerMinute,
-        anonymousPerMinute: config.anonymousRateLimitPerMinute,
-      });
-    }
+    if (counted) await enforceRateLimit(request, reply, limits);
   });
 
   await app.register(

@@ -73,6 +73,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP for unauthenticated requests. */
   anonymousRateLimitPerMinute: number;
+  /** Requests per minute per client IP to /api/health (each check queries the database). */
+  healthRateLimitPerMinute: number;
   /** Failed logins per email (and per IP, times 5) in a 15-minute window before login is throttled. */
   loginMaxFailures: number;
   jsonBodyLimitBytes: number;
@@ -83,6 +85,8 @@ export interface Config {
   llm: LlmConfig;
   tts: TtsConfig;
   calls: CallsConfig;
+  /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
+  numberMonthlyFeesUsd: Record<string, string>;
 }
 
 export class ConfigError extends Error {}
@@ -180,6 +184,20 @@ function callsConfig(env: NodeJS.ProcessEnv): CallsConfig {
   };
 }
 
+/** `US=1.15,GB=1.50,*=2.00`: a price per country, and optionally one for every other country. */
+function pricesByCountry(env: NodeJS.ProcessEnv, name: string, fallback: string): Record<string, string> {
+  const raw = env[name] || fallback;
+  const prices: Record<string, string> = {};
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([A-Z]{2}|\*)\s*=\s*(\d{1,6}(?:\.\d{1,2})?)\s*$/.exec(entry);
+    if (!match) throw new ConfigError(`${name}: "${entry.trim()}" is not COUNTRY=PRICE (e.g. US=1.15, or *=2.00 for every other country)`);
+    // Written as the database answers money of two decimals: 2 -> 2.00.
+    const [whole, cents = ''] = match[2]!.split('.');
+    prices[match[1]!] = `${Number(whole)}.${cents.padEnd(2, '0')}`;
+  }
+  return prices;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = env.DATA_DIR || './data';
   return {
@@ -194,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 300, 1),
     anonymousRateLimitPerMinute: int(env, 'ANON_RATE_LIMIT_PER_MINUTE', 120, 1),
+    healthRateLimitPerMinute: int(env, 'HEALTH_RATE_LIMIT_PER_MINUTE', 60, 1),
     loginMaxFailures: int(env, 'LOGIN_MAX_FAILURES', 10, 1),
     jsonBodyLimitBytes: int(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     csvBodyLimitBytes: int(env, 'CSV_BODY_LIMIT_BYTES', 50 * 1024 * 1024, 1024),
@@ -215,5 +234,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int(env, 'TTS_TIMEOUT_MS', 30_000, 1),
     },
     calls: callsConfig(env),
+    numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };
 }

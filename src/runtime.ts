@@ -1,5 +1,3 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -12,6 +10,9 @@ import { createLocalBroadcast, createPostgresBroadcast, createRedisBroadcast, ty
 import { createLlmClient, type LlmClient } from './providers/llm/index.js';
 import { createTtsProvider, type TtsProvider } from './providers/tts/index.js';
 import { createObjectStorage, type ObjectStorage } from './providers/storage/index.js';
+import { lockDataDir } from './lib/data-dir-lock.js';
+
+export { DataDirInUseError } from './lib/data-dir-lock.js';
 
 export interface Storage {
   database: DatabaseHandle;
@@ -115,52 +116,4 @@ export async function openInfrastructure(config: Config, options: Infrastructure
       await storage.close();
     },
   };
-}
-
-export class DataDirInUseError extends Error {}
-
-const LOCK_FILE = 'parley.pid';
-// Directories locked by this process; a lock file naming our own pid but absent here is left from a
-// previous run that happened to get the same pid (PID 1 in a restarted container).
-const heldLocks = new Set<string>();
-
-function processIsAlive(pid: number) {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * PGlite does not stop a second process from opening the same data directory, and two writers would
- * corrupt it; a pid file does. A lock whose process is gone (a crash, kill -9) is taken over.
- */
-function lockDataDir(dataDir: string): () => void {
-  const path = join(resolve(dataDir), LOCK_FILE);
-  mkdirSync(dataDir, { recursive: true });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    if (heldLocks.has(path)) throw new DataDirInUseError(`Data directory ${dataDir} is already open in this process`);
-    try {
-      writeFileSync(path, String(process.pid), { flag: 'wx' });
-      heldLocks.add(path);
-      return () => {
-        heldLocks.delete(path);
-        rmSync(path, { force: true });
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(readFileSync(path, 'utf8').trim());
-      if (holder !== process.pid && processIsAlive(holder)) {
-        throw new DataDirInUseError(
-          `Data directory ${dataDir} is in use by process ${holder}. Stop that process first; ` +
-            'to run several processes on one database, use PostgreSQL (DATABASE_URL).',
-        );
-      }
-      rmSync(path, { force: true });
-    }
-  }
-  throw new DataDirInUseError(`Could not lock data directory ${dataDir}`);
 }

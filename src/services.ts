@@ -9,7 +9,7 @@ import type { InvalidationBus } from './lib/invalidation-bus.js';
 import type { Broadcast } from './lib/broadcast.js';
 import type { Providers } from './runtime.js';
 import { createSimVoiceProvider } from './providers/voice/index.js';
-import type { DispositionsForCalls, NumbersForCalls, PricingForCalls } from './modules/calls/calls.ports.js';
+import type { DispositionsForCalls, PricingForCalls } from './modules/calls/calls.ports.js';
 import type { JobQueue } from './jobs/queue.js';
 import { eventSubscriptions } from './jobs/registry.js';
 import { createDomainEventsService, createOutboxFactory } from './events/domain-events.service.js';
@@ -23,11 +23,13 @@ import { createAgentsService } from './modules/agents/agents.service.js';
 import { createAuditRepo } from './modules/audit/audit.repo.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createCallsRepo } from './modules/calls/calls.repo.js';
-import { createCallsService } from './modules/calls/calls.service.js';
+import { createCallsService, type CallsService } from './modules/calls/calls.service.js';
 import { createContactsRepo } from './modules/contacts/contacts.repo.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
 import { createDncRepo } from './modules/dnc/dnc.repo.js';
 import { createDncService, type DncService } from './modules/dnc/dnc.service.js';
+import { createNumbersRepo } from './modules/numbers/numbers.repo.js';
+import { createNumbersService } from './modules/numbers/numbers.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -45,9 +47,8 @@ export interface CoreDeps {
   providers: Providers;
 }
 
-// The phone-number, disposition-code and catalog modules are built alongside the engine; until they are wired in,
-// no account has a number to call from, no disposition code is valid, and nothing is priced.
-const noNumbers: NumbersForCalls = { callerNumber: async () => null, routeInbound: async () => null };
+// The disposition-code and catalog modules are built alongside the engine; until they are wired in, no disposition
+// code is valid and nothing is priced.
 const noDispositions: DispositionsForCalls = { isValidCode: async () => false };
 const noPricing: PricingForCalls = { price: async () => ({ amountUsd: '0.000000', lines: [] }) };
 
@@ -79,6 +80,9 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
   });
   const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
   const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock });
+  // Phone numbers and calls lean on each other (reputation from call history; a call's number and inbound routing).
+  const callsForNumbers: Pick<CallsService, 'numberActivity'> = { numberActivity: (...args) => calls.numberActivity(...args) };
+  const numbers = createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls: callsForNumbers });
   const calls = createCallsService({
     repo: createCallsRepo(db, outbox),
     clock,
@@ -88,7 +92,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     agents,
     contacts,
     dnc,
-    numbers: noNumbers,
+    numbers,
     dispositions: noDispositions,
     pricing: noPricing,
     voice: createSimVoiceProvider({ clock, tts: providers.tts }),
@@ -112,6 +116,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     calls,
     contacts,
     dnc,
+    numbers,
   };
 }
 

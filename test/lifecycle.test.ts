@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -258,5 +258,88 @@ test('on PostgreSQL: split api and worker processes start, serve their part, and
     await stopServer(worker);
   } finally {
     await database.drop();
+  }
+});
+
+/** The pid of a process that has exited: no live process holds it (barring reuse, which the OS delays). */
+async function deadPid() {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.on('exit', resolve));
+  return child.pid!;
+}
+
+test('a data-dir lock left by a dead process is taken over; a live one refuses the start', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'parley-lock-'));
+  const lock = join(dataDir, 'parley.pid');
+  try {
+    writeFileSync(lock, `${await deadPid()}\n`);
+    const run = spawnParley(['--role', 'migrate'], { DATA_DIR: dataDir });
+    assert.equal(await run.exited, 0, run.stderr());
+    assert.equal(existsSync(lock), false, 'the lock taken over is released at exit');
+
+    // This test runner is alive: its lock stands.
+    const held = `${process.pid}\n`;
+    writeFileSync(lock, held);
+    const refused = spawnParley(['--role', 'migrate'], { DATA_DIR: dataDir });
+    assert.equal(await refused.exited, 1);
+    assert.match(refused.stderr(), new RegExp(`in use by process ${process.pid}`));
+    assert.equal(readFileSync(lock, 'utf8'), held, 'a refused start leaves the lock alone');
+    assert.deepEqual(readdirSync(dataDir).filter((name) => name.startsWith('parley.pid.')), [], 'no temporary lock files left');
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** A process that tries the data-dir lock on command (test/fixtures/lock-racer.ts). */
+function startRacer(dataDir: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/lock-racer.ts', dataDir], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  const waiting: Array<(line: string) => void> = [];
+  let pending = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      const waiter = waiting.shift();
+      if (waiter) waiter(line);
+      else lines.push(line);
+    }
+  });
+  const nextLine = () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((resolve) => waiting.push(resolve)));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  return {
+    ready: nextLine(),
+    send(command: string) {
+      child.stdin!.write(`${command}\n`);
+      return nextLine();
+    },
+    async stop() {
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}
+
+test('starters racing for a stale data-dir lock: exactly one gets it', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'parley-lock-race-'));
+  const lock = join(dataDir, 'parley.pid');
+  const racers = Array.from({ length: 6 }, () => startRacer(dataDir));
+  try {
+    for (const racer of racers) assert.equal(await racer.ready, 'ready');
+    for (let round = 1; round <= 10; round++) {
+      writeFileSync(lock, `${await deadPid()}\n`);
+      // All at once; each holds what it got until every one has answered.
+      const results = await Promise.all(racers.map((racer) => racer.send('go')));
+      assert.equal(results.filter((r) => r === 'locked').length, 1, `round ${round}: ${results.join(' | ')}`);
+      for (const refusal of results.filter((r) => r !== 'locked')) assert.match(refusal, /^refused: Data directory .* is in use by process \d+/);
+      await Promise.all(racers.map((racer) => racer.send('release')));
+      assert.equal(existsSync(lock), false, 'released by its holder');
+    }
+    assert.deepEqual(readdirSync(dataDir), [], 'no claim or temporary files left');
+  } finally {
+    await Promise.all(racers.map((racer) => racer.stop()));
+    await rm(dataDir, { recursive: true, force: true });
   }
 });

@@ -14,6 +14,7 @@ import { authQueries } from '../src/modules/auth/auth.repo.js';
 import { callQueries } from '../src/modules/calls/calls.repo.js';
 import { contactQueries } from '../src/modules/contacts/contacts.repo.js';
 import { dncQueries } from '../src/modules/dnc/dnc.repo.js';
+import { numberQueries } from '../src/modules/numbers/numbers.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
 import { buildTestApp } from './helpers.js';
 
@@ -32,6 +33,9 @@ const UNSCOPED: Record<string, string> = {
   'calls.findAnyAccount': 'platform tools, signed provider callbacks and signed asset URLs name a call by id; the signature or admin check is the access',
   'calls.accountsWithQueuedCalls': 'the scheduled dispatcher goes through every account\'s queue',
   'calls.lostCallCandidates': 'the sweep after a crash looks at every account\'s live calls',
+  'numbers.takenAmong': 'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
+  'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
+  'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -75,6 +79,11 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'calls.insertCostItems': (q) =>
     q.insertCostItems(ACCOUNT, ID, [{ kind: 'llm', description: 'x', quantity: '1', unit: 'x', unit_price_usd: '1', amount_usd: '1' }], new Date()),
   'calls.updateCall': (q) => q.updateCall(ACCOUNT, ID, { status: 'ringing' }, { beat: true }),
+  'calls.numberActivity': (q) => q.numberActivity(ACCOUNT, ['+14155550100'], new Date(), 10),
+  'numbers.list': (q) => q.list(ACCOUNT, { unassigned: true }, { limit: 10, offset: 0 }),
+  'numbers.takenAmong': (q) => q.takenAmong(['+14155550100']),
+  'numbers.routeOf': (q) => q.routeOf('+14155550100'),
+  'numbers.renewDueCharges': (q) => q.renewDueCharges(new Date()),
 };
 
 function recordingDb() {
@@ -99,6 +108,7 @@ const REPOS = {
   calls: callQueries,
   contacts: contactQueries,
   dnc: dncQueries,
+  numbers: numberQueries,
   domainEvents: domainEventQueries,
 };
 

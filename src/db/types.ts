@@ -9,6 +9,7 @@ import type { CallsTables } from '../modules/calls/calls.tables.js';
 import type { ContactsTables } from '../modules/contacts/contacts.tables.js';
 import type { DncTables } from '../modules/dnc/dnc.tables.js';
 import type { AuditTables } from '../modules/audit/audit.tables.js';
+import type { NumbersTables } from '../modules/numbers/numbers.tables.js';
 import type { DomainEventsTables } from '../events/domain-events.js';
 
 export interface Database
@@ -19,4 +20,5 @@ export interface Database
     CallsTables,
     ContactsTables,
     DncTables,
+    NumbersTables,
     DomainEventsTables {}

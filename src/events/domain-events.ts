@@ -21,6 +21,10 @@ export const DOMAIN_EVENT_TYPES = [
   'call.completed',
   'call.failed',
   'call.disposition_set',
+  'phone_number.added',
+  'phone_number.purchased',
+  'phone_number.assigned',
+  'phone_number.released',
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 

@@ -9,6 +9,8 @@ export interface CounterStore {
   hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }>;
   /** Reads the count without adding a hit. */
   peek(key: string): Promise<number>;
+  /** Takes one hit back (an attempt counted up front that turned out fine); never below zero, window unchanged. */
+  unhit(key: string): Promise<void>;
   reset(key: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -36,6 +38,10 @@ export function createMemoryCounterStore(now: () => number = Date.now): CounterS
       const w = windows.get(key);
       return w && w.resetAt > now() ? w.count : 0;
     },
+    async unhit(key) {
+      const w = windows.get(key);
+      if (w && w.resetAt > now() && w.count > 0) w.count -= 1;
+    },
     async reset(key) {
       windows.delete(key);
     },
@@ -53,16 +59,29 @@ local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return { count, ttl }`;
 
+// DECR only a live, positive window: a missing key must not come back as -1 without an expiry.
+const UNHIT_SCRIPT = `
+local count = redis.call('GET', KEYS[1])
+if count and tonumber(count) > 0 then redis.call('DECR', KEYS[1]) end
+return 0`;
+
 export function createRedisCounterStore(redis: Redis, prefix = 'parley:'): CounterStore {
   redis.defineCommand('parleyHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
-  const hitCommand = (redis as unknown as { parleyHit(key: string, ms: number): Promise<[number, number]> }).parleyHit.bind(redis);
+  redis.defineCommand('parleyUnhit', { numberOfKeys: 1, lua: UNHIT_SCRIPT });
+  const commands = redis as unknown as {
+    parleyHit(key: string, ms: number): Promise<[number, number]>;
+    parleyUnhit(key: string): Promise<number>;
+  };
   return {
     async hit(key, windowMs) {
-      const [count, ttl] = await hitCommand(prefix + key, windowMs);
+      const [count, ttl] = await commands.parleyHit(prefix + key, windowMs);
       return { count, resetMs: ttl };
     },
     async peek(key) {
       return Number((await redis.get(prefix + key)) ?? 0);
+    },
+    async unhit(key) {
+      await commands.parleyUnhit(prefix + key);
     },
     async reset(key) {
       await redis.del(prefix + key);

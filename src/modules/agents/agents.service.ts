@@ -3,8 +3,8 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { invalidField, notFound } from '../../http/errors.js';
 import type { Auth } from '../../http/auth.js';
-import { envelope, type Page } from '../../http/pagination.js';
 import type { TxHandle } from '../../db/repo.js';
+import { envelope, type Page } from '../../http/pagination.js';
 import { actorOf } from '../../events/domain-events.js';
 import type { AgentChanges, AgentsRepo, AgentsTx, NewAgent } from './agents.repo.js';
 import type { AgentVersionsTable, AgentsTable } from './agents.tables.js';
@@ -245,6 +245,25 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
     /** A call of the agent completed at `at`: lastCallAt moves forward (never back), inside the engine's transaction. */
     async recordCompletedCall(tx: TxHandle, accountId: string, agentId: string, at: Date) {
       await repo.within(tx).touchLastCall(accountId, agentId, at);
+    },
+
+    /**
+     * Routes inbound calls to `did` to this agent (null: to none), inside the phone-number module's transaction,
+     * which owns the routing; the row stays locked until that transaction ends. Answers the agent, or undefined
+     * when it is missing or deleted.
+     */
+    async setInboundNumber(tx: TxHandle, accountId: string, agentId: string, did: string | null) {
+      const agents = repo.within(tx);
+      const row = await agents.findForUpdate(accountId, agentId);
+      if (!row) return undefined;
+      if (row.inbound_did !== did) await agents.update(accountId, agentId, { inbound_did: did, updated_at: clock.now() });
+      return { id: row.id, name: row.name, status: row.status };
+    },
+
+    /** The agent's name and status, or undefined when it is missing or deleted: what inbound routing shows. */
+    async liveAgent(accountId: string, agentId: string) {
+      const row = await repo.find(accountId, agentId);
+      return row && { id: row.id, name: row.name, status: row.status };
     },
 
     async listVersions(auth: Auth, id: string, page: Page) {

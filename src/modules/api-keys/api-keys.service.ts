@@ -13,7 +13,8 @@ import { displayPrefix, generateApiKey, isWellFormedApiKey } from './api-key-for
 // lastUsedAt is advisory: write it at most once a minute per key, not on every request.
 const TOUCH_EVERY_MS = 60_000;
 // A resolved key is reused for a few seconds, saving a query per request. A deletion evicts it everywhere at
-// once through the bus; the TTL only bounds staleness if a bus message is ever lost.
+// once through the bus, and an instance that may have missed a message drops its whole cache; the TTL only bounds
+// staleness on a connection that looks alive but silently lost messages.
 const CACHE_TTL_MS = 10_000;
 const CACHE_MAX_KEYS = 10_000;
 /** Bus topics: an API key was deleted (id), or an account's status or limits changed (account id). */
@@ -31,7 +32,7 @@ const toApiKey = (row: KeyRow) => ({
 });
 
 /**
- * Resolved keys by key hash. Only used when the bus reaches every instance; a generation counter keeps a lookup
+ * Resolved keys by key hash. Only used while the bus reaches every instance; a generation counter keeps a lookup
  * that raced with an invalidation from caching what was just invalidated.
  */
 function createKeyCache(bus: InvalidationBus, now: () => number) {
@@ -43,16 +44,18 @@ function createKeyCache(bus: InvalidationBus, now: () => number) {
   };
   bus.subscribe(API_KEY_REVOKED, (id) => evict((auth) => auth.apiKeyId === id));
   bus.subscribe(ACCOUNT_CHANGED, (accountId) => evict((auth) => auth.accountId === accountId));
+  // Listening stopped or resumed: a deletion may have gone unheard, so nothing cached before can be trusted.
+  bus.onMissedMessages(() => evict(() => true));
   return {
-    enabled: bus.reachesAllInstances,
     generation: () => generation,
     get(hash: string): Auth | null {
+      if (!bus.reachesAllInstances) return null;
       const entry = entries.get(hash);
       if (!entry || entry.until <= now()) return null;
       return entry.auth;
     },
     set(hash: string, auth: Auth, lookupGeneration: number) {
-      if (!this.enabled || lookupGeneration !== generation) return;
+      if (!bus.reachesAllInstances || lookupGeneration !== generation) return;
       if (entries.size >= CACHE_MAX_KEYS) entries.delete(entries.keys().next().value!);
       entries.set(hash, { auth, until: now() + CACHE_TTL_MS });
     },

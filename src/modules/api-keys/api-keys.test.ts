@@ -1,6 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { buildTestApp, errorBody, signUp, type TestApp } from '../../../test/helpers.js';
+import { createRedisBus } from '../../lib/invalidation-bus.js';
+import { apiKeyQueries } from './api-keys.repo.js';
+import { API_KEY_REVOKED } from './api-keys.service.js';
 
 let t: TestApp;
 before(async () => (t = await buildTestApp()));
@@ -104,6 +109,74 @@ test('a key deleted on one instance is refused at once by another that had just 
     assert.equal(status, 401);
   } finally {
     await second.close();
+    await first.close();
+  }
+});
+
+/** Redis client ids of the connections with this name. */
+async function clientIds(redis: Redis, name: string, subscribedOnly = false) {
+  const list = (await redis.client('LIST')) as string;
+  return list
+    .split('\n')
+    .map((line) => Object.fromEntries(line.split(' ').map((field) => field.split('=') as [string, string])))
+    .filter((client) => client.name === name && (!subscribedOnly || Number(client.sub) > 0))
+    .map((client) => client.id!);
+}
+
+test('a key deleted while this instance was not listening is refused once it listens again', { skip: !process.env.REDIS_URL && 'needs REDIS_URL' }, async () => {
+  const prefix = `parley-test:gap:${randomBytes(6).toString('hex')}:`;
+  const first = await buildTestApp({ redisKeyPrefix: prefix });
+  const admin = new Redis(process.env.REDIS_URL!);
+  const busName = `${prefix}invalidation`;
+  const [subscriber, ...extra] = await clientIds(admin, busName, true);
+  assert.ok(subscriber && extra.length === 0, 'the bus has one subscribed connection');
+  // The other instance: its own Redis connections (its subscriber has the same name), the same database.
+  const otherRedis = new Redis(process.env.REDIS_URL!);
+  const otherBus = await createRedisBus(otherRedis, prefix);
+  const others = (await clientIds(admin, busName, true)).filter((id) => id !== subscriber);
+  try {
+    const owner = await signUp(first.app);
+    const get = () => first.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: owner.headers });
+    assert.equal((await get()).statusCode, 200);
+    assert.equal((await get()).statusCode, 200, 'served again, from the cache');
+
+    // The other instance deletes the key (its service's two steps: the row, then the message), and the message
+    // reaches Redis right after the first instance's subscriber was cut off, well before it can reconnect.
+    assert.ok(await apiKeyQueries(first.infra.database.db).delete(owner.accountId, owner.apiKeyId));
+    await admin.client('KILL', 'ID', subscriber);
+    await otherBus.publish(API_KEY_REVOKED, owner.apiKeyId);
+
+    let resubscribed: string[] = [];
+    for (let i = 0; i < 100 && resubscribed.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      resubscribed = (await clientIds(admin, busName, true)).filter((id) => id !== subscriber && !others.includes(id));
+    }
+    assert.equal(resubscribed.length, 1, 'the bus reconnects and subscribes again');
+    const refused = await get();
+    assert.equal(refused.statusCode, 401, 'refused after the bus is back');
+    assert.equal(errorBody(refused).error, 'unauthorized');
+
+    // Listening again: keys are cached again, and a deletion published now is heard.
+    for (let i = 0; i < 100 && !first.infra.bus.reachesAllInstances; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(first.infra.bus.reachesAllInstances, true);
+    const created = await first.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie: owner.cookie }, payload: { name: 'after' } });
+    const { id, key } = created.json();
+    const getWith = () => first.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: { authorization: `Bearer ${key}` } });
+    assert.equal((await getWith()).statusCode, 200);
+    assert.equal((await getWith()).statusCode, 200);
+    assert.ok(await apiKeyQueries(first.infra.database.db).delete(owner.accountId, id));
+    await otherBus.publish(API_KEY_REVOKED, id);
+    // Redis pub/sub delivers asynchronously; allow it a moment, never more than a second.
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 401; i++) {
+      status = (await getWith()).statusCode;
+      if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(status, 401);
+  } finally {
+    await otherBus.close();
+    otherRedis.disconnect();
+    admin.disconnect();
     await first.close();
   }
 });

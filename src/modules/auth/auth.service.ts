@@ -28,23 +28,29 @@ const SESSION_TOKEN_LENGTH = 32;
 export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: Config; counters: CounterStore }) {
   const { repo, clock, config, counters } = deps;
 
-  const loginKeys = (email: string, ip: string | null) => ({
-    email: `login-fail:email:${email.toLowerCase()}`,
-    ip: `login-fail:ip:${ip ?? 'unknown'}`,
+  /** A failure budget: a counter key and how many failures it allows per window. */
+  type Budget = { key: string; limit: number };
+  const emailBudget = (email: string): Budget => ({
+    key: `login-fail:email:${email.trim().toLowerCase()}`,
+    limit: config.loginMaxFailures,
+  });
+  const ipBudget = (ip: string | null): Budget => ({
+    key: `login-fail:ip:${ip ?? 'unknown'}`,
+    limit: config.loginMaxFailures * IP_FAILURE_FACTOR,
   });
 
-  /** Refuses a login attempt outright while the email or the IP is over its failure budget. */
-  async function assertLoginAllowed(keys: { email: string; ip: string }) {
-    const [byEmail, byIp] = await Promise.all([counters.peek(keys.email), counters.peek(keys.ip)]);
-    if (byEmail >= config.loginMaxFailures || byIp >= config.loginMaxFailures * IP_FAILURE_FACTOR) {
-      const retryAfterSec = LOGIN_WINDOW_MS / 1000;
-      throw new AppError(
-        'rate_limited',
-        `Too many failed sign-in attempts; wait ${retryAfterSec}s or reset your password`,
-        { retryAfterSec },
-        { 'Retry-After': String(retryAfterSec) },
-      );
-    }
+  /**
+   * Counts a password check before it runs, so each counter is failures plus checks in flight and parallel guesses
+   * cannot all pass a check made before any of them failed. Past a budget the attempt is refused with 429 and
+   * given back: only checks that ran are counted.
+   */
+  async function spendPasswordAttempt(budgets: Budget[], refusal: string) {
+    const hits = await Promise.all(budgets.map((budget) => counters.hit(budget.key, LOGIN_WINDOW_MS)));
+    const over = hits.filter((hit, i) => hit.count > budgets[i]!.limit);
+    if (over.length === 0) return;
+    await Promise.all(budgets.map((budget) => counters.unhit(budget.key)));
+    const retryAfterSec = Math.max(1, Math.ceil(Math.max(...over.map((hit) => hit.resetMs)) / 1000));
+    throw new AppError('rate_limited', `${refusal}; wait ${retryAfterSec}s`, { retryAfterSec }, { 'Retry-After': String(retryAfterSec) });
   }
 
   async function startSession(userId: string, accountId: string, client: ClientInfo) {
@@ -80,15 +86,16 @@ export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: 
     },
 
     async login(input: LoginInput, client: ClientInfo) {
-      const keys = loginKeys(input.email.trim(), client.ip);
-      await assertLoginAllowed(keys);
-      const user = await repo.findUserByEmail(input.email.trim());
+      const email = input.email.trim();
+      const byEmail = emailBudget(email);
+      const byIp = ipBudget(client.ip);
+      await spendPasswordAttempt([byEmail, byIp], 'Too many failed sign-in attempts for this email or address');
+      const user = await repo.findUserByEmail(email);
       const ok = await verifyPassword(user?.password_hash ?? (await decoyPasswordHash()), input.password);
-      if (!user || !ok) {
-        await Promise.all([counters.hit(keys.email, LOGIN_WINDOW_MS), counters.hit(keys.ip, LOGIN_WINDOW_MS)]);
-        throw new AppError('unauthorized', 'Email or password is incorrect');
-      }
-      await counters.reset(keys.email);
+      // A failure stays counted on both budgets.
+      if (!user || !ok) throw new AppError('unauthorized', 'Email or password is incorrect');
+      // Success clears the email's failures; the address only gets this attempt back (others may share it).
+      await Promise.all([counters.reset(byEmail.key), counters.unhit(byIp.key)]);
       const [first] = await repo.listMemberships(user.id);
       if (!first) throw new AppError('forbidden', 'This user is not a member of any account');
       const session = await startSession(user.id, first.account_id, client);
@@ -114,9 +121,14 @@ export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: 
     async changePassword(auth: Auth, input: { currentPassword: string; newPassword: string }) {
       requireUser(auth);
       const user = await repo.findUserById(auth.userId);
-      if (!user || !(await verifyPassword(user.password_hash, input.currentPassword))) {
+      if (!user) throw new AppError('forbidden', 'The current password is incorrect');
+      // Same budget as signing in with this email: a stolen session must not become an unthrottled password oracle.
+      const byEmail = emailBudget(user.email);
+      await spendPasswordAttempt([byEmail], 'Too many wrong current passwords');
+      if (!(await verifyPassword(user.password_hash, input.currentPassword))) {
         throw new AppError('forbidden', 'The current password is incorrect');
       }
+      await counters.reset(byEmail.key);
       if (input.currentPassword === input.newPassword) {
         throw invalidField('body/newPassword', 'must differ from currentPassword');
       }

@@ -7,8 +7,8 @@ let t: TestApp;
 before(async () => (t = await buildTestApp({ env: { LOGIN_MAX_FAILURES: '3' } })));
 after(() => t.close());
 
-const login = (email: string, password: string, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, headers });
+const login = (email: string, password: string, headers: Record<string, string> = {}, remoteAddress?: string) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, headers, ...(remoteAddress ? { remoteAddress } : {}) });
 
 const sessionCookie = (response: Awaited<ReturnType<typeof login>>) =>
   `vsid=${response.cookies.find((c) => c.name === 'vsid')!.value}`;
@@ -89,6 +89,56 @@ test('login is throttled per email after repeated failures, even with the right 
   assert.equal(body.error, 'rate_limited');
   assert.equal(typeof body.details.retryAfterSec, 'number');
   assert.ok(blocked.headers['retry-after']);
+});
+
+test('parallel guesses cannot outrun the throttle: the right password is refused once the budget is spent', async () => {
+  const user = await signUp(t.app);
+  // 30 guesses at once from one address, the right one at position 26; the budget is 3 failures.
+  const attempts = Array.from({ length: 30 }, (_, i) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: user.email, password: i === 25 ? user.password : `wrong guess ${i}` },
+      remoteAddress: '10.20.0.1',
+    }),
+  );
+  const responses = await Promise.all(attempts);
+  const right = responses[25]!;
+  assert.equal(right.statusCode, 429, `the right password got ${right.statusCode}`);
+  assert.equal(errorBody(right).error, 'rate_limited');
+  const statuses = responses.map((r) => r.statusCode);
+  assert.equal(statuses.filter((s) => s === 401).length, 3, `only the budget is checked: ${statuses.join(',')}`);
+  assert.equal(statuses.filter((s) => s === 429).length, 27);
+  const wait = errorBody(right).details.retryAfterSec as number;
+  assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 900);
+  assert.equal(right.headers['retry-after'], String(wait));
+});
+
+test('a successful login gives its attempt back to the address budget', async () => {
+  // Five times the email budget of successful logins from one address (an office behind NAT) stay allowed.
+  const user = await signUp(t.app);
+  for (let i = 0; i < 16; i++) {
+    const response = await login(user.email, user.password, {}, '10.20.0.2');
+    assert.equal(response.statusCode, 200, `login ${i + 1}`);
+  }
+});
+
+test('failed current-password checks on password change are throttled like logins', async () => {
+  const user = await signUp(t.app);
+  const change = (currentPassword: string) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/auth/password/change', headers: { cookie: user.cookie }, payload: { currentPassword, newPassword: 'brand new password' } });
+  for (let i = 0; i < 3; i++) assert.equal((await change(`wrong password ${i}`)).statusCode, 403, `wrong ${i + 1}`);
+  const statuses = [];
+  for (let i = 0; i < 12; i++) statuses.push((await change(`wrong password ${i}`)).statusCode);
+  assert.deepEqual(new Set(statuses), new Set([429]));
+  const refused = await change(user.password);
+  assert.equal(refused.statusCode, 429, 'even the right password waits once the budget is spent');
+  const body = errorBody(refused);
+  assert.equal(body.error, 'rate_limited');
+  assert.ok(Number.isInteger(body.details.retryAfterSec));
+  assert.equal(refused.headers['retry-after'], String(body.details.retryAfterSec));
+  // The budget is the account's email: signing in is throttled as well.
+  assert.equal((await login(user.email, user.password)).statusCode, 429);
 });
 
 test('logout ends the session at once', async () => {

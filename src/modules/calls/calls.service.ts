@@ -120,6 +120,21 @@ export function createCallsService(deps: CallOperationsDeps) {
       return { callId: id, turns: (await repo.transcript(accountId, id)).map(toTurn) };
     },
 
+    /**
+     * What each of these caller numbers did since `since` (outbound calls placed, answered, answered but shorter
+     * than `shortSeconds`): the call history phone-number reputation is computed from. Numbers without calls are left out.
+     */
+    async numberActivity(accountId: string, fromNumbers: readonly string[], since: Date, shortSeconds: number) {
+      if (fromNumbers.length === 0) return [];
+      const rows = await repo.numberActivity(accountId, fromNumbers, since, shortSeconds);
+      return rows.map((row) => ({
+        fromNumber: row.from_number!,
+        calls: Number(row.calls),
+        answered: Number(row.answered),
+        short: Number(row.short),
+      }));
+    },
+
     /** One call's timeline, in the order things happened. */
     async callEvents(auth: Auth, id: string, query: ListCallEventsQuery) {
       if (!(await repo.exists(auth.accountId, id))) throw notFound('Call');

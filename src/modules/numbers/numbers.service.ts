@@ -1,0 +1,404 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { normalizePhone } from '../../lib/phone.js';
+import type { Auth } from '../../http/auth.js';
+import { AppError, invalidField, notFound } from '../../http/errors.js';
+import { envelope, type Page } from '../../http/pagination.js';
+import { actorOf, type Actor, type DomainEvent } from '../../events/domain-events.js';
+import type { AuthService } from '../auth/auth.service.js';
+import type { AgentsService } from '../agents/agents.service.js';
+import type { CallsService } from '../calls/calls.service.js';
+import type { NewPhoneNumber, NumbersRepo, NumbersTx, PhoneNumberRow } from './numbers.repo.js';
+import type { AddPhoneNumberInput, InventorySearchQuery, PurchaseInput, UpdatePhoneNumberInput } from './numbers.schemas.js';
+import { REPUTATION_WINDOW_MS, scoreReputation, SHORT_CALL_SECONDS, type NumberActivity } from './reputation.js';
+import { simInventory, simOfferFor, type NumberOffer } from './sim-carrier.js';
+
+/** A stored reputation check older than this is redone when the reputation list is read. */
+export const REPUTATION_MAX_AGE_MS = 60 * 60_000;
+
+/** Only what a phone number is written with: digits, spaces and + - ( ) . / */
+const PHONE_CHARACTERS = /^[0-9+\-\s().\/]+$/;
+
+function reputationOf(row: PhoneNumberRow) {
+  if (row.reputation_checked_at === null || row.reputation_score === null || row.reputation_label === null) return null;
+  const calls = row.reputation_calls ?? 0;
+  const answered = row.reputation_answered ?? 0;
+  return {
+    score: row.reputation_score,
+    label: row.reputation_label,
+    calls24h: calls,
+    answeredCalls24h: answered,
+    shortCalls24h: row.reputation_short ?? 0,
+    answerRate: calls > 0 ? Math.round((answered / calls) * 1000) / 1000 : null,
+    checkedAt: row.reputation_checked_at.toISOString(),
+  };
+}
+
+const toPhoneNumber = (row: PhoneNumberRow) => ({
+  id: row.id,
+  number: row.number,
+  country: row.country,
+  areaCode: row.area_code,
+  capabilities: row.capabilities,
+  agentId: row.agent_id,
+  source: row.source,
+  monthlyFeeUsd: row.monthly_fee_usd,
+  reputation: reputationOf(row),
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const toReputation = (row: PhoneNumberRow) => ({ phoneNumberId: row.id, number: row.number, ...reputationOf(row)! });
+
+/**
+ * The country and (for +1 numbers, whose area code is the first three digits) the area code of a valid E.164
+ * number; null for a number of no country (+800 and other global services).
+ */
+function describeNumber(e164: string) {
+  const parsed = parsePhoneNumberFromString(e164);
+  if (!parsed?.country) return null;
+  return { country: parsed.country, areaCode: parsed.countryCallingCode === '1' ? parsed.nationalNumber.slice(0, 3) : null };
+}
+
+export interface NumbersDeps {
+  repo: NumbersRepo;
+  clock: Clock;
+  config: Pick<Config, 'numberMonthlyFeesUsd'>;
+  accounts: Pick<AuthService, 'defaultCountry'>;
+  agents: Pick<AgentsService, 'setInboundNumber' | 'liveAgent'>;
+  calls: Pick<CallsService, 'numberActivity'>;
+}
+
+export function createNumbersService(deps: NumbersDeps) {
+  const { repo, clock, config, accounts, agents, calls } = deps;
+
+  /** A number from a request, in E.164: any common format, read in the account's country when it has no country code. */
+  async function e164(accountId: string, text: string, field: string) {
+    if (!PHONE_CHARACTERS.test(text)) throw invalidField(field, 'may contain only digits, spaces and + - ( ) . /');
+    const normalized = normalizePhone(text, await accounts.defaultCountry(accountId));
+    if ('error' in normalized) throw invalidField(field, `is not a valid phone number (${normalized.message})`);
+    return normalized.e164;
+  }
+
+  async function requireNumber(auth: Auth, id: string) {
+    const row = await repo.find(auth.accountId, id);
+    if (!row) throw notFound('Phone number');
+    return row;
+  }
+
+  /** The monthly fee of a number bought in the country, or undefined when the operator sells none there. */
+  const feeFor = (country: string): string | undefined =>
+    config.numberMonthlyFeesUsd[country] ?? config.numberMonthlyFeesUsd['*'];
+
+  /** The carrier's numbers in an area, or a 400 naming the field that makes it have none. */
+  function inventoryOf(country: string, areaCode: string, where: 'querystring' | 'body'): { offers: NumberOffer[]; fee: string } {
+    const fee = feeFor(country);
+    if (fee === undefined) throw invalidField(`${where}/country`, `numbers in ${country} are not for sale here`);
+    const inventory = simInventory(country, areaCode);
+    if (!Array.isArray(inventory)) throw invalidField(`${where}/${inventory.problem}`, inventory.message);
+    return { offers: inventory, fee };
+  }
+
+  async function freeOffers(offers: NumberOffer[]) {
+    const taken = await repo.takenAmong(offers.map((offer) => offer.number));
+    return offers.filter((offer) => !taken.has(offer.number));
+  }
+
+  const assignedEvent = (row: PhoneNumberRow, previousAgentId: string | null, actor: Actor | null, reason?: string) => ({
+    type: 'phone_number.assigned' as const,
+    accountId: row.account_id,
+    subject: { type: 'phone_number', id: row.id },
+    data: { number: row.number, agentId: row.agent_id, previousAgentId, ...(reason ? { reason } : {}) },
+    actor,
+  });
+
+  /** Buys the offer in the transaction: the number, its first month's charge and the event; undefined if it was taken. */
+  async function buy(tx: NumbersTx, auth: Auth, offer: NumberOffer, fee: string) {
+    const now = clock.now();
+    const row = await tx.insert(auth.accountId, {
+      id: newId(),
+      number: offer.number,
+      country: offer.country,
+      area_code: offer.areaCode,
+      capabilities: offer.capabilities,
+      source: 'purchased',
+      monthly_fee_usd: fee,
+      created_at: now,
+      updated_at: now,
+    });
+    if (!row) return undefined;
+    await tx.insertCharge(auth.accountId, {
+      id: newId(),
+      phoneNumberId: row.id,
+      number: row.number,
+      description: `Monthly fee for ${row.number}`,
+      amountUsd: row.monthly_fee_usd,
+      periodStart: now,
+    });
+    await tx.emit({
+      type: 'phone_number.purchased',
+      accountId: auth.accountId,
+      subject: { type: 'phone_number', id: row.id },
+      data: { number: row.number, carrier: 'sim', monthlyFeeUsd: row.monthly_fee_usd },
+      actor: actorOf(auth),
+    });
+    return row;
+  }
+
+  /** Computes the rows' reputation from their last 24 hours of calls and stores it; answers the updated rows. */
+  async function checkReputation(accountId: string, rows: PhoneNumberRow[]) {
+    if (rows.length === 0) return [];
+    const now = clock.now();
+    // Read before the transaction: on PGlite the pool is the transaction's one connection.
+    const activity = await calls.numberActivity(accountId, rows.map((row) => row.number), new Date(now.getTime() - REPUTATION_WINDOW_MS), SHORT_CALL_SECONDS);
+    const byNumber = new Map(activity.map((a) => [a.fromNumber, a]));
+    return repo.transaction(async (tx) => {
+      const checked: PhoneNumberRow[] = [];
+      for (const row of rows) {
+        const counts: NumberActivity = byNumber.get(row.number) ?? { calls: 0, answered: 0, short: 0 };
+        const updated = await tx.setReputation(accountId, row.id, { ...scoreReputation(counts), ...counts, checkedAt: now });
+        // Released meanwhile: nothing to show for it.
+        if (updated) checked.push(updated);
+      }
+      return checked;
+    });
+  }
+
+  return {
+    async list(auth: Auth, page: Page) {
+      const { items, total } = await repo.list(auth.accountId, {}, page);
+      return envelope('phoneNumbers', items.map(toPhoneNumber), total, page);
+    },
+
+    async unassigned(auth: Auth, page: Page) {
+      const { items, total } = await repo.list(auth.accountId, { unassigned: true }, page);
+      return envelope('phoneNumbers', items.map(toPhoneNumber), total, page);
+    },
+
+    /** Adds a number the account already owns; a number some account holds already is a 409. */
+    async add(auth: Auth, input: AddPhoneNumberInput) {
+      const number = await e164(auth.accountId, input.number, 'body/number');
+      const now = clock.now();
+      const described = describeNumber(number);
+      if (!described) throw invalidField('body/number', 'belongs to no country (a global service number); add a number of a country');
+      const { country, areaCode } = described;
+      const row: NewPhoneNumber = {
+        id: newId(),
+        number,
+        country,
+        area_code: areaCode,
+        capabilities: ['voice'],
+        source: 'byo',
+        monthly_fee_usd: '0',
+        created_at: now,
+        updated_at: now,
+      };
+      const added = await repo.transaction(async (tx) => {
+        const inserted = await tx.insert(auth.accountId, row);
+        if (!inserted) return undefined;
+        await tx.emit({
+          type: 'phone_number.added',
+          accountId: auth.accountId,
+          subject: { type: 'phone_number', id: inserted.id },
+          data: { number },
+          actor: actorOf(auth),
+        });
+        return inserted;
+      });
+      if (added) return toPhoneNumber(added);
+      const own = await repo.findByNumber(auth.accountId, number);
+      throw new AppError(
+        'conflict',
+        own ? `${number} is already one of this account's numbers` : `${number} is already registered to another account`,
+        { number, ...(own ? { id: own.id } : {}) },
+      );
+    },
+
+    /**
+     * Routes the number's inbound calls to an agent, or to none with null. The agent's inboundDid follows in the same
+     * transaction. An agent has one inbound number: giving it this one frees the number it had.
+     */
+    async update(auth: Auth, id: string, input: UpdatePhoneNumberInput) {
+      const agentId = input.agentId;
+      return repo.transaction(async (tx) => {
+        const current = await tx.findForUpdate(auth.accountId, id);
+        if (!current) throw notFound('Phone number');
+        if (current.agent_id === agentId) return toPhoneNumber(current);
+        const now = clock.now();
+        const actor = actorOf(auth);
+        // Free the number's agent first: a number is routed to one agent at a time (agents.inbound_did is unique).
+        if (current.agent_id) await agents.setInboundNumber(tx, auth.accountId, current.agent_id, null);
+        if (agentId) {
+          if (!(await agents.setInboundNumber(tx, auth.accountId, agentId, current.number))) throw notFound('Agent');
+          const previous = await tx.findByAgent(auth.accountId, agentId);
+          if (previous) await tx.emit(assignedEvent(await tx.setAgent(auth.accountId, previous.id, null, now), agentId, actor, 'moved'));
+        }
+        const row = await tx.setAgent(auth.accountId, id, agentId, now);
+        await tx.emit(assignedEvent(row, current.agent_id, actor));
+        return toPhoneNumber(row);
+      });
+    },
+
+    /** Removes the number from the account (a bought one goes back to the carrier); its agent's inboundDid is cleared. */
+    async remove(auth: Auth, id: string) {
+      return repo.transaction(async (tx) => {
+        const row = await tx.findForUpdate(auth.accountId, id);
+        if (!row) throw notFound('Phone number');
+        if (row.agent_id) await agents.setInboundNumber(tx, auth.accountId, row.agent_id, null);
+        await tx.delete(auth.accountId, id);
+        await tx.emit({
+          type: 'phone_number.released',
+          accountId: auth.accountId,
+          subject: { type: 'phone_number', id },
+          data: { number: row.number, source: row.source, agentId: row.agent_id },
+          actor: actorOf(auth),
+        });
+        return { id, deleted: true as const };
+      });
+    },
+
+    /** Free numbers of the built-in carrier in an area code, always in the same order. */
+    async searchInventory(auth: Auth, query: InventorySearchQuery) {
+      const country = query.country.toUpperCase();
+      const { offers, fee } = inventoryOf(country, query.areaCode, 'querystring');
+      const free = await freeOffers(offers);
+      const page = free.slice(query.offset, query.offset + query.limit).map((offer) => ({ ...offer, monthlyFeeUsd: fee }));
+      return envelope('availableNumbers', page, free.length, query);
+    },
+
+    /** Buys a number (one from a search, or the first free one in an area code) and charges its first month. */
+    async purchase(auth: Auth, input: PurchaseInput) {
+      if (input.number !== undefined) {
+        if (input.country !== undefined || input.areaCode !== undefined) {
+          throw invalidField('body', 'must name either a number, or a country and an areaCode, not both');
+        }
+        const number = await e164(auth.accountId, input.number, 'body/number');
+        const offer = simOfferFor(number);
+        if (!offer) throw invalidField('body/number', 'is not a number the built-in carrier sells: pick one from the inventory search');
+        const fee = feeFor(offer.country);
+        if (fee === undefined) throw invalidField('body/number', `is in ${offer.country}, where numbers are not for sale here`);
+        const row = await repo.transaction((tx) => buy(tx, auth, offer, fee));
+        if (!row) throw new AppError('conflict', `${number} is no longer available`, { number });
+        return toPhoneNumber(row);
+      }
+      if (input.country === undefined || input.areaCode === undefined) {
+        throw invalidField('body', 'must name a number, or a country and an areaCode');
+      }
+      const country = input.country.toUpperCase();
+      const { offers, fee } = inventoryOf(country, input.areaCode, 'body');
+      const free = await freeOffers(offers);
+      // Someone may buy a number between the search and the insert: then the next one is taken.
+      const row = await repo.transaction(async (tx) => {
+        for (const offer of free.slice(0, 5)) {
+          const bought = await buy(tx, auth, offer, fee);
+          if (bought) return bought;
+        }
+        return undefined;
+      });
+      if (!row) {
+        throw new AppError('conflict', `No free numbers left in area code ${input.areaCode} (${country})`, { country, areaCode: input.areaCode });
+      }
+      return toPhoneNumber(row);
+    },
+
+    /** Every number's reputation; a check never made, or older than an hour, is made now. */
+    async reputations(auth: Auth, page: Page) {
+      const { items, total } = await repo.list(auth.accountId, {}, page);
+      const staleBefore = clock.now().getTime() - REPUTATION_MAX_AGE_MS;
+      const stale = items.filter((row) => row.reputation_checked_at === null || row.reputation_checked_at.getTime() < staleBefore);
+      const fresh = new Map((await checkReputation(auth.accountId, stale)).map((row) => [row.id, row]));
+      const rows = items.map((row) => fresh.get(row.id) ?? row).filter((row) => reputationOf(row) !== null);
+      return envelope('reputations', rows.map(toReputation), total, page);
+    },
+
+    async recheckReputation(auth: Auth, id: string) {
+      const [row] = await checkReputation(auth.accountId, [await requireNumber(auth, id)]);
+      if (!row) throw notFound('Phone number');
+      return toReputation(row);
+    },
+
+    /** The agent that takes calls to a number of the caller's account. */
+    async inboundRoute(auth: Auth, to: string) {
+      const number = await e164(auth.accountId, to, 'querystring/to');
+      const row = await repo.findByNumber(auth.accountId, number);
+      if (!row) throw new AppError('not_found', `${number} is not one of this account's numbers`);
+      const agent = row.agent_id ? await agents.liveAgent(auth.accountId, row.agent_id) : undefined;
+      if (!agent) throw new AppError('not_found', `No agent takes calls to ${number}; assign one to the number`, { phoneNumberId: row.id });
+      return { number, phoneNumberId: row.id, agentId: agent.id, agentName: agent.name, agentStatus: agent.status, accountId: auth.accountId };
+    },
+
+    /**
+     * For the call engine: the number an account calls from. The given one (404 when it is not the account's), or
+     * else its best-reputation number; null when the account has no numbers.
+     */
+    async callerNumber(accountId: string, id?: string): Promise<{ id: string; number: string } | null> {
+      if (id !== undefined) {
+        const row = await repo.find(accountId, id);
+        if (!row) throw notFound('Phone number');
+        return { id: row.id, number: row.number };
+      }
+      return (await repo.preferredCaller(accountId)) ?? null;
+    },
+
+    /**
+     * For the call engine: where a call to `toNumber` (E.164) goes, across all accounts. Null when no account holds
+     * the number; agentId is null when the number has no agent (or its agent was deleted).
+     */
+    async routeInbound(toNumber: string) {
+      const row = await repo.routeOf(toNumber);
+      if (!row) return null;
+      const agent = row.agent_id ? await agents.liveAgent(row.account_id, row.agent_id) : undefined;
+      return {
+        accountId: row.account_id,
+        phoneNumberId: row.id,
+        number: row.number,
+        agentId: agent?.id ?? null,
+        agentName: agent?.name ?? null,
+        agentStatus: agent?.status ?? null,
+      };
+    },
+
+    /** Subscriber to agent.deleted: the deleted agent's numbers become unassigned. Idempotent. */
+    async releaseDeletedAgent(event: DomainEvent) {
+      const agentId = event.subject.id;
+      return repo.transaction(async (tx) => {
+        const freed = await tx.unassignAgent(event.accountId, agentId, clock.now());
+        for (const { id } of freed) {
+          const row = (await tx.find(event.accountId, id))!;
+          await tx.emit(assignedEvent(row, agentId, null, 'agent_deleted'));
+        }
+        return freed.length;
+      });
+    },
+
+    /** Scheduled: charges the next month of every bought number whose paid month has ended. */
+    async renewMonthlyFees() {
+      let charged = 0;
+      // A number whose renewals were missed for months catches up one month per pass.
+      for (let pass = 0; pass < 24; pass++) {
+        const count = await repo.renewDueCharges(clock.now());
+        charged += count;
+        if (count === 0) break;
+      }
+      return charged;
+    },
+
+    /** For billing: the account's number charges whose period starts in [from, until). */
+    async chargesBetween(accountId: string, from: Date, until: Date) {
+      const rows = await repo.chargesBetween(accountId, from, until);
+      return rows.map((row) => ({
+        id: row.id,
+        phoneNumberId: row.phone_number_id,
+        number: row.number,
+        description: row.description,
+        amountUsd: row.amount_usd,
+        periodStart: row.period_start,
+        periodEnd: row.period_end,
+      }));
+    },
+  };
+}
+
+export type NumbersService = ReturnType<typeof createNumbersService>;
