@@ -80,14 +80,15 @@ export async function openStorage(config: Config, options: { log?: Logger } = {}
   }
 }
 
+/** The providers the configuration names; nothing connects until first used. */
+export function createProviders(config: Config): Providers {
+  return { objects: createObjectStorage(config.storage), llm: createLlmClient(config.llm), tts: createTtsProvider(config.tts) };
+}
+
 /** Storage, plus Redis when configured (shared counters); what the api and worker roles run on. */
 export async function openInfrastructure(config: Config, options: InfrastructureOptions = {}): Promise<Infrastructure> {
   // First, so a misconfigured provider stops the start before anything is opened.
-  const providers: Providers = {
-    objects: createObjectStorage(config.storage),
-    llm: createLlmClient(config.llm),
-    tts: createTtsProvider(config.tts),
-  };
+  const providers = createProviders(config);
   const storage = await openStorage(config, options);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
   const counters = redis ? createRedisCounterStore(redis, options.redisKeyPrefix) : createMemoryCounterStore();

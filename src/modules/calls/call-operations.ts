@@ -241,10 +241,16 @@ export function createCallOperations(deps: CallOperationsDeps) {
       }
       const now = clock.now();
       const answeredAt = input.answeredAt ? new Date(input.answeredAt) : null;
+      const endedAt = input.endedAt ? new Date(input.endedAt) : now;
+      const row = (await repo.findRow(call.account_id, call.id))!;
+      if (answeredAt && row.started_at && answeredAt < row.started_at) {
+        throw invalidField('body/answeredAt', `must not be before the call started (${row.started_at.toISOString()})`);
+      }
+      if (endedAt < (answeredAt ?? row.started_at ?? endedAt)) throw invalidField('body/endedAt', 'must not be before the call started or was answered');
       const report: CallReport = {
         status: input.status,
         endReason: input.endReason ?? (input.status === 'completed' ? 'caller_hangup' : input.status),
-        endedAt: input.endedAt ? new Date(input.endedAt) : now,
+        endedAt,
         answeredAt,
         durationMs: input.durationSeconds !== undefined ? input.durationSeconds * 1000 : null,
         disposition: input.disposition ?? null,
