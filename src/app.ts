@@ -23,6 +23,8 @@ import { contactsRoutes } from './modules/contacts/contacts.routes.js';
 import { dncRoutes } from './modules/dnc/dnc.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
 import { numbersRoutes } from './modules/numbers/numbers.routes.js';
+import { dispositionsRoutes } from './modules/dispositions/dispositions.routes.js';
+import { catalogRoutes } from './modules/catalog/catalog.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -38,6 +40,8 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   contactsRoutes,
   dncRoutes,
   numbersRoutes,
+  dispositionsRoutes,
+  catalogRoutes,
 ];
 
 export interface BuildAppOptions extends CoreDeps {

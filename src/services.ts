@@ -9,7 +9,6 @@ import type { InvalidationBus } from './lib/invalidation-bus.js';
 import type { Broadcast } from './lib/broadcast.js';
 import type { Providers } from './runtime.js';
 import { createSimVoiceProvider } from './providers/voice/index.js';
-import type { DispositionsForCalls, PricingForCalls } from './modules/calls/calls.ports.js';
 import type { JobQueue } from './jobs/queue.js';
 import { eventSubscriptions } from './jobs/registry.js';
 import { createDomainEventsService, createOutboxFactory } from './events/domain-events.service.js';
@@ -30,6 +29,10 @@ import { createDncRepo } from './modules/dnc/dnc.repo.js';
 import { createDncService, type DncService } from './modules/dnc/dnc.service.js';
 import { createNumbersRepo } from './modules/numbers/numbers.repo.js';
 import { createNumbersService } from './modules/numbers/numbers.service.js';
+import { createDispositionsRepo } from './modules/dispositions/dispositions.repo.js';
+import { createDispositionsService } from './modules/dispositions/dispositions.service.js';
+import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
+import { createCatalogService } from './modules/catalog/catalog.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -47,10 +50,6 @@ export interface CoreDeps {
   providers: Providers;
 }
 
-// The disposition-code and catalog modules are built alongside the engine; until they are wired in, no disposition
-// code is valid and nothing is priced.
-const noDispositions: DispositionsForCalls = { isValidCode: async () => false };
-const noPricing: PricingForCalls = { price: async () => ({ amountUsd: '0.000000', lines: [] }) };
 
 /**
  * The composition root: every repo and service, built once from plain factories. A service gets its own repo and,
@@ -83,6 +82,8 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
   // Phone numbers and calls lean on each other (reputation from call history; a call's number and inbound routing).
   const callsForNumbers: Pick<CallsService, 'numberActivity'> = { numberActivity: (...args) => calls.numberActivity(...args) };
   const numbers = createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls: callsForNumbers });
+  const dispositions = createDispositionsService({ repo: createDispositionsRepo(db, outbox), clock });
+  const catalog = createCatalogService({ repo: createCatalogRepo(db, outbox), clock });
   const calls = createCallsService({
     repo: createCallsRepo(db, outbox),
     clock,
@@ -93,8 +94,8 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     contacts,
     dnc,
     numbers,
-    dispositions: noDispositions,
-    pricing: noPricing,
+    dispositions,
+    pricing: catalog,
     voice: createSimVoiceProvider({ clock, tts: providers.tts }),
     llm: providers.llm,
     tts: providers.tts,
@@ -117,6 +118,8 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     contacts,
     dnc,
     numbers,
+    dispositions,
+    catalog,
   };
 }
 

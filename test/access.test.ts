@@ -74,6 +74,28 @@ test('API keys act as admins: key management yes, nothing an owner alone may do'
   }
 });
 
+test('platform-administration routes answer only a signed-in platform administrator', async () => {
+  const owner = await signUp(t.app);
+  const operator = await signUp(t.app);
+  await t.infra.database.db.updateTable('users').set({ is_platform_admin: true }).where('id', '=', operator.userId).execute();
+  const adminRoutes = t.routes.filter((route) => route.access.kind === 'platformAdmin');
+  assert.ok(adminRoutes.length > 0);
+  const wrong: string[] = [];
+  for (const route of adminRoutes) {
+    // An account owner is no platform administrator, and API keys never are (the flag belongs to a signed-in user).
+    for (const [who, headers] of [['owner', { cookie: owner.cookie }], ['owner key', owner.headers], ['operator key', operator.headers]] as const) {
+      const response = await send(route, headers);
+      if (response.statusCode !== 403) wrong.push(`${who} ${route.method} ${route.url}: ${response.statusCode}`);
+      else assert.equal(errorBody(response).error, 'forbidden');
+    }
+    const response = await send(route, { cookie: operator.cookie });
+    if ([401, 403].includes(response.statusCode) || response.statusCode >= 500) {
+      wrong.push(`operator ${route.method} ${route.url}: ${response.statusCode} ${response.body.slice(0, 120)}`);
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
 test('without credentials every non-public route is 401; public routes answer', async () => {
   for (const route of t.routes) {
     const response = await send(route, {});

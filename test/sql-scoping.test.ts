@@ -15,6 +15,8 @@ import { callQueries } from '../src/modules/calls/calls.repo.js';
 import { contactQueries } from '../src/modules/contacts/contacts.repo.js';
 import { dncQueries } from '../src/modules/dnc/dnc.repo.js';
 import { numberQueries } from '../src/modules/numbers/numbers.repo.js';
+import { dispositionQueries } from '../src/modules/dispositions/dispositions.repo.js';
+import { catalogQueries } from '../src/modules/catalog/catalog.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
 import { buildTestApp } from './helpers.js';
 
@@ -84,6 +86,9 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'numbers.takenAmong': (q) => q.takenAmong(['+14155550100']),
   'numbers.routeOf': (q) => q.routeOf('+14155550100'),
   'numbers.renewDueCharges': (q) => q.renewDueCharges(new Date()),
+  'dispositions.insertMissing': (q) => q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
+  'catalog.replaceRates': (q) =>
+    q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02' }], new Date()),
 };
 
 function recordingDb() {
@@ -109,6 +114,8 @@ const REPOS = {
   contacts: contactQueries,
   dnc: dncQueries,
   numbers: numberQueries,
+  dispositions: dispositionQueries,
+  catalog: catalogQueries,
   domainEvents: domainEventQueries,
 };
 

@@ -10,6 +10,8 @@ import type { ContactsTables } from '../modules/contacts/contacts.tables.js';
 import type { DncTables } from '../modules/dnc/dnc.tables.js';
 import type { AuditTables } from '../modules/audit/audit.tables.js';
 import type { NumbersTables } from '../modules/numbers/numbers.tables.js';
+import type { DispositionsTables } from '../modules/dispositions/dispositions.tables.js';
+import type { CatalogTables } from '../modules/catalog/catalog.tables.js';
 import type { DomainEventsTables } from '../events/domain-events.js';
 
 export interface Database
@@ -21,4 +23,6 @@ export interface Database
     ContactsTables,
     DncTables,
     NumbersTables,
+    DispositionsTables,
+    CatalogTables,
     DomainEventsTables {}

@@ -25,6 +25,9 @@ export const DOMAIN_EVENT_TYPES = [
   'phone_number.purchased',
   'phone_number.assigned',
   'phone_number.released',
+  'disposition_code.created',
+  'disposition_code.updated',
+  'disposition_code.deleted',
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 

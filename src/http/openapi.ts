@@ -49,6 +49,8 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
     if (transformed.querystring) transformed.querystring = withoutRequiredDefaults(transformed.querystring as QuerySchema);
     const access = (route.config as { access?: Access } | undefined)?.access;
     if (access?.kind === 'public' || access?.kind === 'provider') transformed.security = [];
+    // Platform administration takes a signed-in user with the platform-admin flag; API keys never have it.
+    if (access?.kind === 'platformAdmin') transformed.security = [{ session: [] }];
     return { schema: transformed as typeof schema, url: documentedUrl };
   },
 };

@@ -7,7 +7,7 @@ export const MEMBER_ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
 export type MemberRole = (typeof MEMBER_ROLES)[number];
 
 export const PERMISSIONS = {
-  'account.read': { minimum: 'viewer', meaning: 'Read agents, calls, events, contacts, lists, do-not-call entries, phone numbers and API key names' },
+  'account.read': { minimum: 'viewer', meaning: 'Read agents, calls, events, contacts, lists, do-not-call entries, phone numbers, disposition codes and API key names' },
   'self.manage': { minimum: 'viewer', meaning: 'Manage one’s own sign-in: sessions, password, switching accounts' },
   'agents.write': { minimum: 'member', meaning: 'Create, change and delete agents' },
   'calls.write': { minimum: 'member', meaning: 'Place calls and set their dispositions' },
@@ -17,6 +17,7 @@ export const PERMISSIONS = {
   'apiKeys.manage': { minimum: 'admin', meaning: 'Create and delete API keys' },
   'numbers.manage': { minimum: 'admin', meaning: 'Add, buy and release phone numbers (bought numbers are charged monthly)' },
   'audit.read': { minimum: 'admin', meaning: 'Read the audit log' },
+  'dispositions.manage': { minimum: 'admin', meaning: 'Add, change and delete disposition codes' },
 } as const satisfies Record<string, { minimum: MemberRole; meaning: string }>;
 
 export type Action = keyof typeof PERMISSIONS;

@@ -162,6 +162,21 @@ export function authQueries(db: Executor) {
         .execute();
     },
 
+    /** Sets the platform-admin flag of the user with this email; answers the user's previous flag, or undefined for no such user. */
+    async setPlatformAdmin(email: string, isPlatformAdmin: boolean): Promise<{ email: string; wasPlatformAdmin: boolean } | undefined> {
+      const user = await db
+        .selectFrom('users')
+        .select(['id', 'email', 'is_platform_admin'])
+        .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+        .forUpdate()
+        .executeTakeFirst();
+      if (!user) return undefined;
+      if (user.is_platform_admin !== isPlatformAdmin) {
+        await db.updateTable('users').set({ is_platform_admin: isPlatformAdmin }).where('id', '=', user.id).execute();
+      }
+      return { email: user.email, wasPlatformAdmin: user.is_platform_admin };
+    },
+
     updatePassword(userId: string, passwordHash: string, now: Date) {
       return db
         .updateTable('users')

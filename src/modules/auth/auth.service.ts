@@ -193,6 +193,15 @@ export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: 
       return repo.deleteDeadSessions(new Date(clock.now().getTime() - 86_400_000));
     },
 
+    /**
+     * Grants or revokes the platform-administrator flag (the operator's command line, not an HTTP route). Takes
+     * effect on the user's next request. Answers null when no user has this email.
+     */
+    async setPlatformAdmin(email: string, isPlatformAdmin: boolean) {
+      const result = await repo.transaction((tx) => tx.setPlatformAdmin(email.trim(), isPlatformAdmin));
+      return result ? { email: result.email, changed: result.wasPlatformAdmin !== isPlatformAdmin } : null;
+    },
+
     /** The country numbers written without a country code are read in, for this account. */
     defaultCountry(accountId: string) {
       return repo.defaultCountry(accountId);

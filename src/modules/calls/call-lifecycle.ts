@@ -52,11 +52,14 @@ export interface FinishResult {
 
 const isFinal = (status: string) => (FINAL_CALL_STATUSES as readonly string[]).includes(status);
 
-/** The disposition an outcome implies when nobody chose one. */
+/**
+ * The disposition the network's outcome implies when nobody chose one: busy, no answer, a number that could not be
+ * reached, voicemail, a transfer. A call cancelled, cut off or in error gets none.
+ */
 function outcomeDisposition(report: CallReport): string | null {
-  if (report.status !== 'completed') return report.status;
-  if (report.endReason === 'voicemail') return 'voicemail';
-  if (report.endReason === 'transferred') return 'transferred';
+  if (report.status === 'busy' || report.status === 'no_answer') return report.status;
+  if (report.status === 'failed') return report.endReason.startsWith('failed:') ? 'failed' : null;
+  if (report.endReason === 'voicemail' || report.endReason === 'transferred') return report.endReason;
   return null;
 }
 
@@ -156,6 +159,10 @@ export function createCallLifecycle(deps: LifecycleDeps) {
     if (disposition) await setEngineDisposition(tx, accountId, ended, disposition);
     const final = (await tx.findRow(accountId, call.id))!;
 
+    if (report.endReason === 'transferred') {
+      const data = { callId: call.id, to: agent?.transfer.number ?? null };
+      await tx.insertEvents(accountId, [{ callId: call.id, type: 'call.transferred', data, occurredAt: now }]);
+    }
     const type = report.status === 'completed' ? 'call.completed' : 'call.failed';
     const data = {
       callId: call.id,

@@ -1,0 +1,94 @@
+/**
+ * The operator's command, run as an operator runs it: `npm run admin -- grant-platform-admin <email>`, in a child
+ * process, against a PGlite data directory (or the PostgreSQL database of DATABASE_URL).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildTestApp, createTestDatabase, signUp, type TestDatabase } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+let dataDir: string;
+let database: TestDatabase;
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'parley-admin-cli-'));
+  database = await createTestDatabase();
+});
+after(async () => {
+  await database.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Runs the command with only the storage settings given (no DATABASE_URL unless the test database has one). */
+function admin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
+  const storage: Record<string, string> = database.url ? { DATABASE_URL: database.url } : { DATA_DIR: dataDir };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/admin-cli.ts', ...args], {
+    cwd: ROOT,
+    env: { ...inherited, LOG_LEVEL: 'info', ...storage },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** Opens the app on the same storage, runs `work`, and closes it again (PGlite's directory takes one process at a time). */
+async function withApp<T>(work: (app: Awaited<ReturnType<typeof buildTestApp>>) => Promise<T>): Promise<T> {
+  const app = await buildTestApp({ database, dataDir });
+  try {
+    return await work(app);
+  } finally {
+    await app.close();
+  }
+}
+
+test('grant and revoke the platform-admin flag by email; the user sees it on the next request', async () => {
+  const user = await withApp((app) => signUp(app.app, { email: 'Ops.Lead@Example.com' }));
+
+  const granted = await admin('grant-platform-admin', 'ops.lead@example.com');
+  assert.equal(granted.code, 0, granted.stderr);
+  assert.equal(granted.stdout.trim(), 'Ops.Lead@Example.com is now a platform administrator; it takes effect on their next request.');
+  const again = await admin('grant-platform-admin', 'Ops.Lead@Example.com');
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, /was already a platform administrator; nothing changed/);
+
+  await withApp(async (app) => {
+    const me = await app.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } });
+    assert.equal(me.json().user.isPlatformAdmin, true);
+    const models = await app.app.inject({ method: 'GET', url: '/api/v1/admin/models/llm', headers: { cookie: user.cookie } });
+    assert.equal(models.statusCode, 200, models.body);
+  });
+
+  const revoked = await admin('revoke-platform-admin', 'ops.lead@example.com');
+  assert.equal(revoked.code, 0, revoked.stderr);
+  assert.equal(revoked.stdout.trim(), 'Ops.Lead@Example.com is no longer a platform administrator; it takes effect on their next request.');
+  await withApp(async (app) => {
+    const models = await app.app.inject({ method: 'GET', url: '/api/v1/admin/models/llm', headers: { cookie: user.cookie } });
+    assert.equal(models.statusCode, 403);
+  });
+});
+
+test('an unknown email or a bad command exits 2 with a message and changes nothing', async () => {
+  const unknown = await admin('grant-platform-admin', 'nobody@example.com');
+  assert.equal(unknown.code, 2);
+  assert.equal(unknown.stdout, '');
+  assert.match(unknown.stderr, /No user has the email nobody@example\.com/);
+
+  for (const args of [[], ['grant-platform-admin'], ['make-admin', 'a@example.com'], ['grant-platform-admin', 'a@example.com', 'extra']]) {
+    const result = await admin(...args);
+    assert.equal(result.code, 2, args.join(' '));
+    assert.match(result.stderr, /Usage:\n {2}npm run admin -- grant-platform-admin <email>/);
+  }
+  const admins = await withApp((app) =>
+    app.infra.database.db.selectFrom('users').select('email').where('is_platform_admin', '=', true).execute(),
+  );
+  assert.deepEqual(admins, []);
+});
