@@ -11,7 +11,8 @@ import { systemClock } from './lib/clock.js';
 import { createMemoryCounterStore } from './lib/counter-store.js';
 import { createLocalBus } from './lib/invalidation-bus.js';
 import { createServices } from './services.js';
-import { DataDirInUseError, openStorage } from './runtime.js';
+import { createLocalBroadcast } from './lib/broadcast.js';
+import { createProviders, DataDirInUseError, openStorage } from './runtime.js';
 
 const USAGE = `Usage:
   npm run admin -- grant-platform-admin <email>    let the user call the administration routes (/v1/admin/...)
@@ -54,6 +55,8 @@ try {
     redis: null,
     counters: createMemoryCounterStore(),
     bus: createLocalBus({ singleProcess: true }),
+    broadcast: createLocalBroadcast(),
+    providers: createProviders(config),
     clock: systemClock,
   });
   const result = await services.auth.setPlatformAdmin(email, grant);

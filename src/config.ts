@@ -39,6 +39,26 @@ export interface TtsConfig {
   timeoutMs: number;
 }
 
+/** How calls run: the voice provider, limits and timings, and the secrets that sign asset URLs and provider callbacks. */
+export interface CallsConfig {
+  /** The network calls go through; `sim` is the built-in simulated telephone network. */
+  voiceProvider: 'sim';
+  /** Calls of one account live at once; more wait in the queue and start as slots free. */
+  maxConcurrentPerAccount: number;
+  /** Calls one worker process runs at once. */
+  concurrencyPerWorker: number;
+  /** A connected call is ended when it has lasted this long. */
+  maxDurationSeconds: number;
+  /** A live call whose heartbeat is older than this is taken for lost (its process died) and closed as failed. */
+  heartbeatStaleSeconds: number;
+  /** How long a signed recording or transcript URL stays valid. */
+  assetUrlTtlSeconds: number;
+  /** Key of the asset URL signatures; null: one is generated and kept in the database, shared by every instance. */
+  assetUrlSecret: string | null;
+  /** Key of the signatures on voice-provider callbacks (post-call reports, inbound calls); null: callbacks are refused. */
+  voiceProviderSecret: string | null;
+}
+
 export interface Config {
   host: string;
   port: number;
@@ -70,6 +90,7 @@ export interface Config {
   storage: StorageConfig;
   llm: LlmConfig;
   tts: TtsConfig;
+  calls: CallsConfig;
   /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
   numberMonthlyFeesUsd: Record<string, string>;
 }
@@ -147,6 +168,13 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   return raw as T;
 }
 
+/** A secret: unset, or at least 16 characters (a short one is a mistake, not a key). */
+function secret(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = text(env, name);
+  if (raw !== null && raw.length < 16) throw new ConfigError(`${name} must be at least 16 characters`);
+  return raw;
+}
+
 function text(env: NodeJS.ProcessEnv, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
@@ -180,6 +208,22 @@ function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
     endpoint: url(env, 'S3_ENDPOINT'),
     forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+  };
+}
+
+function callsConfig(env: NodeJS.ProcessEnv): CallsConfig {
+  const maxDurationSeconds = int(env, 'CALLS_MAX_DURATION_SECONDS', 600, 10);
+  // A call runs as one job; the job queue fails jobs older than 4 hours.
+  if (maxDurationSeconds > 3 * 3600) throw new ConfigError('CALLS_MAX_DURATION_SECONDS must be at most 10800 (3 hours)');
+  return {
+    voiceProvider: oneOf(env, 'VOICE_PROVIDER', ['sim'], 'sim'),
+    maxConcurrentPerAccount: int(env, 'CALLS_MAX_CONCURRENT_PER_ACCOUNT', 5, 1),
+    concurrencyPerWorker: int(env, 'CALLS_PER_WORKER', 10, 1),
+    maxDurationSeconds,
+    heartbeatStaleSeconds: int(env, 'CALLS_HEARTBEAT_STALE_SECONDS', 30, 1),
+    assetUrlTtlSeconds: int(env, 'ASSET_URL_TTL_SECONDS', 900, 1),
+    assetUrlSecret: secret(env, 'ASSET_URL_SECRET'),
+    voiceProviderSecret: secret(env, 'VOICE_PROVIDER_SECRET'),
   };
 }
 
@@ -232,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       model: text(env, 'TTS_MODEL') ?? 'gpt-4o-mini-tts',
       timeoutMs: int(env, 'TTS_TIMEOUT_MS', 30_000, 1),
     },
+    calls: callsConfig(env),
     numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };
 }

@@ -1,10 +1,14 @@
 import type { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import { createOwnershipCheck } from './db/ownership.js';
 import type { Clock } from './lib/clock.js';
 import type { CounterStore } from './lib/counter-store.js';
 import type { InvalidationBus } from './lib/invalidation-bus.js';
+import type { Broadcast } from './lib/broadcast.js';
+import type { Providers } from './runtime.js';
+import { createSimVoiceProvider } from './providers/voice/index.js';
 import type { JobQueue } from './jobs/queue.js';
 import { eventSubscriptions } from './jobs/registry.js';
 import { createDomainEventsService, createOutboxFactory } from './events/domain-events.service.js';
@@ -18,7 +22,7 @@ import { createAgentsService } from './modules/agents/agents.service.js';
 import { createAuditRepo } from './modules/audit/audit.repo.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createCallsRepo } from './modules/calls/calls.repo.js';
-import { createCallsService } from './modules/calls/calls.service.js';
+import { createCallsService, type CallsService } from './modules/calls/calls.service.js';
 import { createContactsRepo } from './modules/contacts/contacts.repo.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
 import { createDncRepo } from './modules/dnc/dnc.repo.js';
@@ -41,14 +45,19 @@ export interface CoreDeps {
   /** Enqueue background work; inside a repo transaction use `tx.send` instead (the outbox). */
   jobs: JobQueue;
   clock: Clock;
+  /** Messages to every instance (controlling a live call from any of them). */
+  broadcast: Broadcast;
+  providers: Providers;
 }
+
 
 /**
  * The composition root: every repo and service, built once from plain factories. A service gets its own repo and,
  * from other modules, only the narrow slice of their services it uses.
  */
-export function createServices(deps: CoreDeps) {
-  const { config, clock, redis, counters, jobs } = deps;
+export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
+  const { config, clock, redis, counters, jobs, providers } = deps;
+  const log = options.log ?? pino({ level: config.logLevel });
   const db = deps.database.db;
   const databaseKind = deps.database.kind;
   const outbox = createOutboxFactory({ jobs, subscriptions: eventSubscriptions, clock });
@@ -68,9 +77,32 @@ export function createServices(deps: CoreDeps) {
     accounts: auth,
     dnc: dncForContacts,
   });
-  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock });
-  const calls = createCallsService({ repo: createCallsRepo(db, outbox) });
   const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
+  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock });
+  // Phone numbers and calls lean on each other (reputation from call history; a call's number and inbound routing).
+  const callsForNumbers: Pick<CallsService, 'numberActivity'> = { numberActivity: (...args) => calls.numberActivity(...args) };
+  const numbers = createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls: callsForNumbers });
+  const dispositions = createDispositionsService({ repo: createDispositionsRepo(db, outbox), clock });
+  const catalog = createCatalogService({ repo: createCatalogRepo(db, outbox), clock });
+  const calls = createCallsService({
+    repo: createCallsRepo(db, outbox),
+    clock,
+    config,
+    databaseKind,
+    owned,
+    agents,
+    contacts,
+    dnc,
+    numbers,
+    dispositions,
+    pricing: catalog,
+    voice: createSimVoiceProvider({ clock, tts: providers.tts }),
+    llm: providers.llm,
+    tts: providers.tts,
+    objects: providers.objects,
+    broadcast: deps.broadcast,
+    log: log.child({ component: 'calls' }),
+  });
 
   return {
     config,
@@ -85,9 +117,9 @@ export function createServices(deps: CoreDeps) {
     calls,
     contacts,
     dnc,
-    numbers: createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls }),
-    dispositions: createDispositionsService({ repo: createDispositionsRepo(db, outbox), clock }),
-    catalog: createCatalogService({ repo: createCatalogRepo(db, outbox), clock }),
+    numbers,
+    dispositions,
+    catalog,
   };
 }
 

@@ -4,6 +4,9 @@
  * and drives the app through HTTP with app.inject.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { InjectOptions } from 'fastify';
 import { loadConfig, type Config } from '../src/config.js';
@@ -56,7 +59,8 @@ export async function createTestDatabase(options: { from?: 'empty' | 'template' 
 
 export interface TestAppOptions {
   env?: Record<string, string>;
-  clock?: Clock;
+  /** A clock that only tells the time waits on the system clock. */
+  clock?: Pick<Clock, 'now'> & Partial<Clock>;
   /** Reuse a database across builds (e.g. a restart test); the caller then owns dropping it. */
   database?: TestDatabase;
   dataDir?: string;
@@ -66,9 +70,12 @@ export interface TestAppOptions {
 
 export async function buildTestApp(options: TestAppOptions = {}) {
   const database = options.database ?? (await createTestDatabase({ from: 'template' }));
+  // Recordings and other objects go to a directory of the app's own, removed on close.
+  const storageDir = options.env?.STORAGE_DIR ? null : mkdtempSync(join(tmpdir(), 'parley-objects-'));
   const config: Config = loadConfig({
     LOG_LEVEL: 'silent',
     DATA_DIR: options.dataDir ?? ':memory:',
+    ...(storageDir ? { STORAGE_DIR: storageDir } : {}),
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...options.env,
@@ -76,7 +83,8 @@ export async function buildTestApp(options: TestAppOptions = {}) {
   // A unique Redis prefix per app keeps parallel test files from sharing rate-limit counters.
   const redisKeyPrefix = options.redisKeyPrefix ?? `parley-test:${randomBytes(6).toString('hex')}:`;
   const infra = await openInfrastructure(config, { redisKeyPrefix, restoreFrom: database.restoreFrom ?? undefined });
-  const { app, services, routes } = await buildApp({ config, ...infra, clock: options.clock ?? systemClock, logger: false });
+  const clock: Clock = { ...systemClock, ...options.clock };
+  const { app, services, routes } = await buildApp({ config, ...infra, clock, logger: false });
   await app.ready();
   const testApp = {
     app,
@@ -89,6 +97,7 @@ export async function buildTestApp(options: TestAppOptions = {}) {
       await app.close();
       await infra.close();
       if (!options.database) await database.drop();
+      if (storageDir) rmSync(storageDir, { recursive: true, force: true });
     },
   };
   testApps.set(app, testApp);

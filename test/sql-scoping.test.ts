@@ -32,6 +32,9 @@ const UNSCOPED: Record<string, string> = {
   'auth.revokeSession': "the caller's own session",
   'domainEvents.find': "a subscriber's job carries only the event id",
   'domainEvents.deleteBefore': 'retention across all accounts (a scheduled job)',
+  'calls.findAnyAccount': 'platform tools, signed provider callbacks and signed asset URLs name a call by id; the signature or admin check is the access',
+  'calls.accountsWithQueuedCalls': 'the scheduled dispatcher goes through every account\'s queue',
+  'calls.lostCallCandidates': 'the sweep after a crash looks at every account\'s live calls',
   'numbers.takenAmong': 'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
@@ -73,6 +76,12 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'domainEvents.insert': (q) =>
     q.insert({ id: ID, type: 'agent.created', accountId: ACCOUNT, subject: { type: 'agent', id: ID }, data: {}, actor: null, occurredAt: new Date() }),
   'dnc.list': (q) => q.list(ACCOUNT, '415 asked', { limit: 10, offset: 0 }),
+  'calls.lostCallCandidates': (q) => q.lostCallCandidates({ staleBefore: new Date() }),
+  'calls.insertEvents': (q) => q.insertEvents(ACCOUNT, [{ callId: ID, type: 'call.turn', data: {}, occurredAt: new Date() }]),
+  'calls.insertTurns': (q) => q.insertTurns(ACCOUNT, [{ callId: ID, seq: 0, speaker: 'agent', text: 'Hi', startMs: 0, endMs: 1 }]),
+  'calls.insertCostItems': (q) =>
+    q.insertCostItems(ACCOUNT, ID, [{ kind: 'llm', description: 'x', quantity: '1', unit: 'x', unit_price_usd: '1', amount_usd: '1' }], new Date()),
+  'calls.updateCall': (q) => q.updateCall(ACCOUNT, ID, { status: 'ringing' }, { beat: true }),
   'calls.numberActivity': (q) => q.numberActivity(ACCOUNT, ['+14155550100'], new Date(), 10),
   'numbers.list': (q) => q.list(ACCOUNT, { unassigned: true }, { limit: 10, offset: 0 }),
   'numbers.takenAmong': (q) => q.takenAmong(['+14155550100']),

@@ -10,6 +10,7 @@ export const PERMISSIONS = {
   'account.read': { minimum: 'viewer', meaning: 'Read agents, calls, events, contacts, lists, do-not-call entries, phone numbers, disposition codes and API key names' },
   'self.manage': { minimum: 'viewer', meaning: 'Manage one’s own sign-in: sessions, password, switching accounts' },
   'agents.write': { minimum: 'member', meaning: 'Create, change and delete agents' },
+  'calls.write': { minimum: 'member', meaning: 'Place calls and set their dispositions' },
   'contacts.write': { minimum: 'member', meaning: 'Import contact lists and change contacts' },
   'dnc.write': { minimum: 'member', meaning: 'Add and remove do-not-call entries' },
   'numbers.route': { minimum: 'member', meaning: 'Route phone numbers to agents and recheck their reputation' },

@@ -7,6 +7,7 @@ import type { Static, TSchema } from 'typebox';
 import { Type } from 'typebox';
 import type { Logger } from 'pino';
 import type { Services } from '../services.js';
+import type { Config } from '../config.js';
 import type { DomainEvent, DomainEventType } from '../events/domain-events.js';
 
 export interface JobContext {
@@ -33,8 +34,10 @@ export interface ModuleJob<S extends TSchema, Service> {
   /** Cron expression, in UTC: the worker role enqueues the job on this schedule. */
   schedule?: string;
   policy?: JobQueuePolicy;
-  /** Handlers running at once per worker process; 1 unless the job is safe to overlap. */
-  concurrency?: number;
+  /** Handlers running at once per worker process (or read from the configuration); 1 unless the job is safe to overlap. */
+  concurrency?: number | ((config: Config) => number);
+  /** Also enqueued once whenever a worker process starts (a sweep of what a previous process left behind). */
+  atStart?: boolean;
   handle(payload: Static<S>, service: Service, context: JobContext): Promise<unknown>;
 }
 
@@ -55,7 +58,8 @@ export interface RunnableJob {
   payload: TSchema;
   schedule?: string;
   policy?: JobQueuePolicy;
-  concurrency?: number;
+  concurrency?: number | ((config: Config) => number);
+  atStart?: boolean;
   run(payload: unknown, services: Services, context: JobContext): Promise<unknown>;
 }
 export type JobRegistry = Record<string, RunnableJob>;

@@ -64,7 +64,8 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
 
   const workOptions = { batchSize: 1, ...(options.pollingIntervalSeconds ? { pollingIntervalSeconds: options.pollingIntervalSeconds } : {}) };
   for (const [name, definition] of Object.entries(registry)) {
-    for (let i = 0; i < (definition.concurrency ?? 1); i++) {
+    const concurrency = typeof definition.concurrency === 'function' ? definition.concurrency(services.config) : (definition.concurrency ?? 1);
+    for (let i = 0; i < concurrency; i++) {
       await boss.work<unknown>(name, workOptions, async ([job]) => (job ? runJob(name, definition, job) : undefined));
     }
     if (definition.schedule) await boss.schedule(name, definition.schedule, {}, { tz: 'UTC' });
@@ -73,6 +74,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
   for (const { name } of await boss.getSchedules()) {
     if (!registry[name]?.schedule) await boss.unschedule(name);
   }
+  for (const [name, definition] of Object.entries(registry)) if (definition.atStart) await boss.send(name, {});
   log.info({ jobs: Object.keys(registry) }, 'job workers started');
 
   return {

@@ -24,6 +24,11 @@ export function isPhoneCountry(code: string): code is CountryCode {
   return isSupportedCountry(code);
 }
 
+/** The ISO country of an E.164 number (what a call to it is priced by), or undefined when it has none. */
+export function countryOfNumber(e164: string): string | undefined {
+  return parsePhoneNumberFromString(e164)?.country;
+}
+
 // Excel turns long digit strings into 1.41556E+10: the digits are gone and cannot be recovered.
 const SCIENTIFIC = /^\d(?:[.,]\d+)?e\+?\d+$/i;
 

@@ -70,6 +70,17 @@ export function agentQueries(db: Executor) {
         .executeTakeFirstOrThrow();
     },
 
+    /** Moves last_call_at forward to `at` (a deleted agent too: its past calls still count). */
+    async touchLastCall(accountId: string, id: string, at: Date) {
+      await db
+        .updateTable('agents')
+        .set({ last_call_at: at })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('last_call_at', 'is', null), eb('last_call_at', '<', at)]))
+        .execute();
+    },
+
     /** Hides the agent and releases its inbound number; the row stays so past calls keep their agent's name. */
     async softDelete(accountId: string, id: string, at: Date): Promise<boolean> {
       const result = await db

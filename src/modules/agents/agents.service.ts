@@ -221,6 +221,33 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
     },
 
     /**
+     * For the call engine: the agent as a call starting now runs it, at its current version (the call is pinned to
+     * it); undefined when the agent is missing or deleted. Pass `tx` from inside a transaction.
+     */
+    async forCall(accountId: string, agentId: string, tx?: TxHandle) {
+      const row = await (tx ? repo.within(tx) : repo).find(accountId, agentId);
+      if (!row) return undefined;
+      const parts = versionedFieldsOf(row);
+      return {
+        id: row.id,
+        name: row.name,
+        status: row.status,
+        version: row.version,
+        voiceId: row.voice_id,
+        liveLlmId: row.live_llm_id,
+        parts,
+        systemPrompt: assembleSystemPrompt(parts),
+        transfer: { number: row.transfer_number, whenToTransfer: row.transfer_when },
+        voicemail: { action: row.voicemail_action, message: row.voicemail_message },
+      };
+    },
+
+    /** A call of the agent completed at `at`: lastCallAt moves forward (never back), inside the engine's transaction. */
+    async recordCompletedCall(tx: TxHandle, accountId: string, agentId: string, at: Date) {
+      await repo.within(tx).touchLastCall(accountId, agentId, at);
+    },
+
+    /**
      * Routes inbound calls to `did` to this agent (null: to none), inside the phone-number module's transaction,
      * which owns the routing; the row stays locked until that transaction ends. Answers the agent, or undefined
      * when it is missing or deleted.

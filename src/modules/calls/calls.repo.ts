@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
+import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
 import type { Page } from '../../http/pagination.js';
 import type { CallEventType, CallStatus } from './calls.tables.js';
+import { callWriteQueries } from './calls.writes.js';
 
 export interface CallFilters {
   campaignId?: string;
@@ -120,6 +121,7 @@ export function callQueries(db: Executor) {
   }
 
   return {
+    ...callWriteQueries(db),
     pageQuery,
 
     listPage(accountId: string, filters: CallFilters, page: Page) {
@@ -220,3 +222,4 @@ export function createCallsRepo(db: Db, outbox: OutboxFactory) {
 
 export type CallsRepo = ReturnType<typeof createCallsRepo>;
 export type CallRow = NonNullable<Awaited<ReturnType<CallsRepo['findById']>>>;
+export type CallsTx = Tx<ReturnType<typeof callQueries>>;

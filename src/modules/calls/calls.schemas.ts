@@ -86,7 +86,7 @@ export const CallTranscript = Type.Object({ callId: Uuid, turns: Type.Array(Tran
 
 export const CallEvent = Type.Object({
   id: Uuid,
-  callId: Uuid,
+  callId: Nullable(Uuid),
   type: StringEnum(CALL_EVENT_TYPES),
   occurredAt: DateTime,
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'What the event carries; depends on its type.' }),
@@ -105,3 +105,95 @@ export const ListCallEventsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListCallEventsQuery = Static<typeof ListCallEventsQuery>;
+
+/** A code: lower-case letters, digits and underscores, starting with a letter. */
+const DispositionCode = Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'A disposition code of the account.' });
+const E164 = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'A phone number in E.164 form (+14155550123).' });
+
+export const ContactIdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+export const PlaceCallBody = Type.Object(
+  {
+    agentId: Type.String({ format: 'uuid', description: 'An active agent of the account.' }),
+    fromNumberId: Type.Optional(Type.String({ format: 'uuid', description: "One of the account's phone numbers; by default its default number." })),
+  },
+  { additionalProperties: false },
+);
+export type PlaceCallBody = Static<typeof PlaceCallBody>;
+
+export const PlacedCall = Type.Object({
+  callId: Uuid,
+  status: StringEnum(CALL_STATUSES, 'queued: the call waits for a free slot of the account and starts on its own.'),
+});
+
+export const DispositionBody = Type.Object({ disposition: DispositionCode }, { additionalProperties: false });
+export type DispositionBody = Static<typeof DispositionBody>;
+
+export const CALL_ASSETS = ['recording', 'transcript'] as const;
+export type CallAsset = (typeof CALL_ASSETS)[number];
+
+export const AssetUrlQuery = Type.Object({ asset: StringEnum(CALL_ASSETS) }, { additionalProperties: false });
+export type AssetUrlQuery = Static<typeof AssetUrlQuery>;
+
+export const AssetUrl = Type.Object({
+  url: Type.String({ description: 'A signed URL that needs no credentials until expiresAt.' }),
+  expiresAt: DateTime,
+});
+
+export const SignedAssetQuery = Type.Object(
+  {
+    expires: Type.Optional(Type.String({ description: 'From the signed URL: when it expires, in unix seconds.' })),
+    signature: Type.Optional(Type.String({ description: 'From the signed URL.' })),
+  },
+  { additionalProperties: false },
+);
+export type SignedAssetQuery = Static<typeof SignedAssetQuery>;
+
+const ReportedTurn = Type.Object(
+  {
+    speaker: StringEnum(['agent', 'caller'] as const),
+    text: Type.String({ maxLength: 20_000 }),
+    startMs: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    endMs: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const PostCallBody = Type.Object(
+  {
+    callId: Type.String({ format: 'uuid', description: 'The call id Parley gave the provider when it placed the call.' }),
+    providerCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status: StringEnum(['completed', 'failed', 'busy', 'no_answer'] as const),
+    answeredAt: Type.Optional(Nullable(DateTime)),
+    endedAt: Type.Optional(DateTime),
+    durationSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400, description: 'Connected seconds (answer to hang-up).' })),
+    endReason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    disposition: Type.Optional(Nullable(DispositionCode)),
+    transcript: Type.Optional(Type.Array(ReportedTurn, { maxItems: 2_000 })),
+    recordingStorageKey: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 1024 }))),
+    usage: Type.Optional(
+      Type.Object(
+        {
+          llmInputTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+          llmOutputTokens: Type.Optional(Type.Integer({ minimum: 0 })),
+          ttsCharacters: Type.Optional(Type.Integer({ minimum: 0 })),
+          sttSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PostCallBody = Static<typeof PostCallBody>;
+
+export const PostCallResult = Type.Object({
+  callId: Uuid,
+  status: StringEnum(CALL_STATUSES),
+  duplicate: Type.Boolean({ description: 'True when the call had already ended: the report changed nothing.' }),
+});
+
+export const InboundCallBody = Type.Object({ to: E164, from: E164 }, { additionalProperties: false });
+export type InboundCallBody = Static<typeof InboundCallBody>;
+
+export const InboundCallResult = Type.Object({ callId: Uuid, agentId: Uuid, status: StringEnum(CALL_STATUSES) });

@@ -2,7 +2,8 @@ import type { Auth } from '../../http/auth.js';
 import { invalidField, notFound } from '../../http/errors.js';
 import { envelope } from '../../http/pagination.js';
 import type { CallFilters, CallRow, CallsRepo } from './calls.repo.js';
-import type { ListCallEventsQuery, ListCallsQuery, ListEventsQuery } from './calls.schemas.js';
+import type { ListCallEventsQuery, ListCallsQuery, ListEventsQuery, SignedAssetQuery } from './calls.schemas.js';
+import { createCallOperations, type CallOperationsDeps } from './call-operations.js';
 
 type TurnRow = Awaited<ReturnType<CallsRepo['transcript']>>[number];
 type CostItemRow = Awaited<ReturnType<CallsRepo['costItems']>>[number];
@@ -68,8 +69,9 @@ function callFilters(query: ListCallsQuery): CallFilters {
   };
 }
 
-export function createCallsService(deps: { repo: CallsRepo }) {
+export function createCallsService(deps: CallOperationsDeps) {
   const { repo } = deps;
+  const operations = createCallOperations(deps);
 
   async function requireCall(auth: Auth, id: string) {
     const call = await repo.findById(auth.accountId, id);
@@ -103,9 +105,19 @@ export function createCallsService(deps: { repo: CallsRepo }) {
       };
     },
 
-    async transcript(auth: Auth, id: string) {
-      if (!(await repo.exists(auth.accountId, id))) throw notFound('Call');
-      return { callId: id, turns: (await repo.transcript(auth.accountId, id)).map(toTurn) };
+    /**
+     * GET /v1/calls/{id}/transcript.json: for the account's members, or for anyone holding a signed URL of it (the
+     * signature is checked whenever one is sent). Neither: 403.
+     */
+    async transcript(auth: Auth | undefined, id: string, query: SignedAssetQuery = {}) {
+      let accountId: string;
+      if (query.signature !== undefined || query.expires !== undefined || !auth) {
+        accountId = await operations.accountOfSignedTranscript(id, query);
+      } else {
+        if (!(await repo.exists(auth.accountId, id))) throw notFound('Call');
+        accountId = auth.accountId;
+      }
+      return { callId: id, turns: (await repo.transcript(accountId, id)).map(toTurn) };
     },
 
     /**
@@ -134,6 +146,8 @@ export function createCallsService(deps: { repo: CallsRepo }) {
       ]);
       return envelope('events', rows.map(toEvent), total, page);
     },
+
+    ...operations,
 
     /** The account's event feed, newest first; callId and type narrow it. */
     async events(auth: Auth, query: ListEventsQuery) {

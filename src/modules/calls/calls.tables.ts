@@ -13,14 +13,30 @@ export type TranscriptSpeaker = (typeof TRANSCRIPT_SPEAKERS)[number];
 export const COST_ITEM_KINDS = ['telephony', 'llm', 'stt', 'tts', 'recording', 'platform'] as const;
 export type CostItemKind = (typeof COST_ITEM_KINDS)[number];
 
-/** The call events the engine records; SPEC §6 names queued, connected, completed and failed. */
+/** Statuses of a call that is under way: it holds one of its account's concurrent-call slots. */
+export const LIVE_CALL_STATUSES = ['dialing', 'ringing', 'connected'] as const;
+/** Statuses a call ends in. */
+export const FINAL_CALL_STATUSES = ['completed', 'failed', 'busy', 'no_answer'] as const;
+export type FinalCallStatus = (typeof FINAL_CALL_STATUSES)[number];
+
+/**
+ * The events of a call's timeline (SPEC §6 names queued, connected, completed and failed): every status change,
+ * every transcript turn, the disposition and a do-not-call addition; campaign events have no call.
+ */
 export const CALL_EVENT_TYPES = [
   'call.queued',
   'call.dialing',
   'call.ringing',
   'call.connected',
+  'call.turn',
+  'call.voicemail',
+  'call.transferred',
+  'call.disposition_set',
+  'call.dnc_added',
   'call.completed',
   'call.failed',
+  'campaign.started',
+  'campaign.compliance_paused',
 ] as const;
 export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
 
@@ -49,6 +65,21 @@ export interface CallsTable {
   end_reason: string | null;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Database time of the running process's last sign of life; null unless the call is live. */
+  heartbeat_at: Timestamp;
+  runner_id: string | null;
+  provider: string | null;
+  provider_call_id: string | null;
+  usage: ColumnType<CallUsage, string | undefined, string>;
+}
+
+/** What a call used so far, priced when it ends. */
+export interface CallUsage {
+  llmInputTokens?: number;
+  llmOutputTokens?: number;
+  ttsCharacters?: number;
+  /** The far end's speech, in milliseconds (what speech-to-text would transcribe). */
+  sttMs?: number;
 }
 
 /** Derived: calls per (account, status, agent, campaign, has a recording), kept by triggers on calls. */
@@ -94,13 +125,21 @@ export interface CallCostItemsTable {
 export interface CallEventsTable {
   id: string;
   account_id: string;
-  call_id: string;
+  call_id: string | null;
   type: CallEventType;
   data: JSONColumnType<Record<string, unknown>, string | undefined, string>;
   occurred_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** Secrets the service generates for itself (the key of signed asset URLs), shared by every instance. */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface CallsTables {
+  server_secrets: ServerSecretsTable;
   calls: CallsTable;
   call_counts: CallCountsTable;
   call_transcript_turns: CallTranscriptTurnsTable;

@@ -404,13 +404,16 @@ test('a call keeps its agent’s name after the agent is deleted', async () => {
   await t.infra.database.db.deleteFrom('calls').where('id', '=', call.id).execute();
 });
 
-test('every calls route needs authentication', async () => {
+test('every calls route needs authentication; the transcript takes a signed URL instead', async () => {
   const id = seeded[0]!.id;
-  for (const url of ['/api/v1/calls', `/api/v1/calls/${id}`, `/api/v1/calls/${id}/transcript.json`, `/api/v1/calls/${id}/events`, '/api/v1/events']) {
+  for (const url of ['/api/v1/calls', `/api/v1/calls/${id}`, `/api/v1/calls/${id}/events`, '/api/v1/events', `/api/v1/calls/${id}/asset-url?asset=transcript`]) {
     const response = await t.app.inject({ method: 'GET', url });
     assert.equal(response.statusCode, 401, url);
     assert.equal(errorBody(response).error, 'unauthorized');
   }
+  const transcript = await t.app.inject({ method: 'GET', url: `/api/v1/calls/${id}/transcript.json` });
+  assert.equal(transcript.statusCode, 403);
+  assert.match(errorBody(transcript).message, /signature/);
 });
 
 test("another account's calls never show in its lists", async () => {

@@ -203,6 +203,13 @@ export function createContactsService(deps: ContactsDeps) {
      * Sets the do-not-call flag of the account's contacts with these numbers, inside the caller's transaction:
      * the do-not-call list calls this as it changes, so list and flags always agree.
      */
+    /** For the call engine: who a call is with (by contact id, or by the number of an inbound caller). */
+    async forCall(accountId: string, by: { id: string } | { phone: string }) {
+      const id = 'id' in by ? by.id : (await repo.findByPhone(accountId, by.phone))?.id;
+      const row = id === undefined ? undefined : await repo.findContact(accountId, id);
+      return row && { id: row.id, firstName: row.first_name, lastName: row.last_name, phone: row.phone_e164, attributes: row.attributes, dnc: row.dnc };
+    },
+
     flagDnc(tx: TxHandle, accountId: string, phones: string[] | RawBuilder<unknown>, flagged: boolean, now: Date) {
       return repo.within(tx).setDncFlag(accountId, phones, flagged, now);
     },

@@ -24,6 +24,16 @@ export function dncQueries(db: Executor) {
       return { entry, added: Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0 };
     },
 
+    async isListed(accountId: string, phoneE164: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('dnc_entries')
+        .select('phone_e164')
+        .where('account_id', '=', accountId)
+        .where('phone_e164', '=', phoneE164)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     /** Removes the number; false when it was not listed. */
     async remove(accountId: string, phoneE164: string): Promise<boolean> {
       await lockAccountContacts(db, accountId);

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import type { OutboxFactory } from '../../db/repo.js';
+import type { OutboxFactory, TxHandle } from '../../db/repo.js';
 import type { DatabaseKind } from '../../db/staging.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
@@ -99,6 +99,32 @@ export function createDncService(deps: DncDeps) {
           });
         },
       });
+    },
+
+    /** Whether an E.164 number is on the account's list: the call engine asks before every dial. */
+    async isListed(accountId: string, phoneE164: string): Promise<boolean> {
+      return repo.isListed(accountId, phoneE164);
+    },
+
+    /**
+     * Lists a number the moment someone on a call asks not to be called again, inside the call engine's transaction (so
+     * the entry, the contact flag and the call's own event commit together). The system adds it: the event has no actor.
+     * Answers whether the number is new on the list.
+     */
+    async addFromCall(tx: TxHandle, accountId: string, phoneE164: string, input: { reason: string; callId: string }) {
+      const now = clock.now();
+      const { added } = await repo.within(tx).add(accountId, phoneE164, input.reason, now);
+      if (added) {
+        await contacts.flagDnc(tx, accountId, [phoneE164], true, now);
+        await deps.outbox(tx.trx).emit({
+          type: 'dnc.added',
+          accountId,
+          subject: { type: 'phone_number', id: phoneE164 },
+          data: { reason: input.reason, source: 'call', callId: input.callId },
+          actor: null,
+        });
+      }
+      return added;
     },
 
     /** The account's listed numbers as a subquery, for another module's bulk statements. */

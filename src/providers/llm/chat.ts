@@ -106,6 +106,23 @@ export const CALL_DISPOSITIONS = ['interested', 'not_interested', 'callback_requ
 export type CallDisposition = (typeof CALL_DISPOSITIONS)[number];
 
 /**
+ * The tool an agent calls to hand the call to a person (offered when the agent has a transfer number). The engine
+ * connects the call to that number; the description carries the agent's own rule for when to do it.
+ */
+export function transferCallTool(whenToTransfer: string): ToolDefinition {
+  const when = whenToTransfer.trim();
+  return {
+    name: 'transfer_call',
+    description: `Transfer the call to a person, after telling the caller you are doing so.${when ? ` When to transfer: ${when}` : ''}`,
+    parameters: {
+      type: 'object',
+      properties: { reason: { type: 'string', description: 'One short sentence on why the call is transferred.' } },
+      additionalProperties: false,
+    },
+  };
+}
+
+/**
  * The tool an agent calls to hang up. Offer it to models so they can end calls; the playbook engine calls
  * it with the same arguments, so the calls engine treats both alike.
  */

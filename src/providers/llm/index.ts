@@ -11,7 +11,7 @@ import { createPlaybookLlm } from './playbook-llm.js';
 export * from './chat.js';
 export type { AgentScript } from './playbook-script.js';
 export { createOpenAiLlm, type OpenAiLlmOptions } from './openai-llm.js';
-export { createPlaybookLlm, PLAYBOOK_ENGINE_NAME } from './playbook-llm.js';
+export { asksNotToBeCalled, createPlaybookLlm, PLAYBOOK_ENGINE_NAME } from './playbook-llm.js';
 
 export function createLlmClient(config: LlmConfig): LlmClient {
   if (config.provider === 'openai') {

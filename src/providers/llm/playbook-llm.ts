@@ -7,6 +7,8 @@
  *   nothing said yet       -> the first message (or the first step)
  *   an answering machine   -> the voicemail message, end_call(voicemail)
  *   "stop calling me"      -> an apology, end_call(do_not_call)
+ *   "can I talk to a person" (or words of the agent's transfer rule), when transfer_call is offered
+ *                          -> "let me transfer you", transfer_call
  *   a known objection      -> its answer, once; the same objection again ends the call (not_interested)
  *   "call me back later"   -> end_call(callback_requested)
  *   "bye"                  -> end_call(interested if they agreed earlier, else not_interested)
@@ -46,6 +48,7 @@ const LINES = {
   checkIn: 'Does that sound like something you would be interested in?',
   wrapUp: "Wonderful, thank you! We'll follow up with the details. Goodbye!",
   wrapUpLong: "I'll let you go now. Thank you for your time, goodbye!",
+  transfer: 'Of course. Let me transfer you to a colleague now, please hold.',
 };
 
 const VOICEMAIL =
@@ -57,13 +60,20 @@ const CALLBACK =
 const GOODBYE = /\b(?:bye|goodbye|hanging up|hang up)\b/;
 const REFUSAL =
   /^(?:no|nope|nah)\b(?!,? (?:problem|worries))|not interested|no,? thanks|no,? thank you|don'?t want|not for (?:me|us)|we'?re (?:good|fine|all set)|i'?m (?:good|fine|all set)|i'?ll pass|pass on (?:it|this|that)/;
+const WANTS_A_PERSON =
+  /(?:speak|talk) (?:to|with) (?:a |an |the |your )?(?:real |actual |live )?(?:person|human|manager|supervisor|someone|somebody|representative|agent)|real person|human being/;
 const STRONG_AGREEMENT = /sign (?:me|us) up|book (?:it|me|us|that)|i'?m interested|we'?re interested|let'?s do (?:it|that)|go ahead/;
 const AGREEMENT =
   /^(?:yes|yeah|yep|yup|sure|ok|okay|alright|all right|absolutely|definitely|certainly|of course|sounds (?:good|great)|great|perfect|that works|why not|i'?d like that|please do)\b/;
 const QUESTION_START =
   /^(?:(?:hmm+|um+|uh+|oh|ok|okay|so|well|and|but|sorry),?\s+)*(?:what|who|whom|whose|which|when|where|why|how|is|are|do|does|did|can|could|would|will|should|may|have|has)\b/;
 
-type Decision = { say: string; end?: { disposition: CallDisposition; reason: string } };
+type Decision = { say: string; end?: { disposition: CallDisposition; reason: string }; transfer?: { reason: string } };
+
+/** Whether someone asks not to be called again ("stop calling me", "take me off your list"). */
+export function asksNotToBeCalled(text: string): boolean {
+  return DO_NOT_CALL.test(normalize(text));
+}
 
 function normalize(text: string): string {
   return text.toLowerCase().replace(/[’‘]/g, "'").replace(/\s+/g, ' ').trim();
@@ -78,7 +88,7 @@ function conversation(messages: readonly ChatMessage[]) {
   return { agentTurns, lastWords, heardSinceAgent, theirTurns };
 }
 
-function decide(script: ParsedScript, messages: readonly ChatMessage[]): Decision {
+function decide(script: ParsedScript, messages: readonly ChatMessage[], mayTransfer: boolean): Decision {
   const { agentTurns, lastWords, heardSinceAgent, theirTurns } = conversation(messages);
   const said = (line: string) => {
     const wanted = normalize(line);
@@ -108,6 +118,11 @@ function decide(script: ParsedScript, messages: readonly ChatMessage[]): Decisio
   }
   // They spoke first (the agent waits for them): the opening still comes first.
   if (agentTurns.length === 0) return { say: script.firstMessage || nextStep || LINES.greeting };
+  if (mayTransfer && script.transferKeys.size > 0) {
+    let overlap = 0;
+    for (const key of keywords(lastWords)) if (script.transferKeys.has(key)) overlap++;
+    if (WANTS_A_PERSON.test(lastWords) || overlap >= 2) return { say: LINES.transfer, transfer: { reason: 'They asked for a person.' } };
+  }
   if (agentTurns.length >= MAX_AGENT_TURNS) {
     return { say: LINES.wrapUpLong, end: { disposition: 'not_interested', reason: 'The conversation ran long without a decision.' } };
   }
@@ -163,7 +178,8 @@ function scriptOf(request: ChatRequest): AgentScript {
 export function createPlaybookLlm(): LlmClient {
   async function* chat(request: ChatRequest): AsyncGenerator<ChatDelta> {
     if (request.signal?.aborted) throw new ProviderError(PLAYBOOK_ENGINE_NAME, 'aborted', 'the turn was aborted by the caller');
-    const decision = decide(parseScript(scriptOf(request)), request.messages);
+    const mayTransfer = request.tools?.some((tool) => tool.name === 'transfer_call') ?? false;
+    const decision = decide(parseScript(scriptOf(request)), request.messages, mayTransfer);
     const mayEndCall = !request.tools || request.tools.some((tool) => tool.name === 'end_call');
 
     let text = decision.say;
@@ -175,10 +191,13 @@ export function createPlaybookLlm(): LlmClient {
     for (const piece of sentences(text)) yield { type: 'text', text: piece };
 
     let toolArguments = '';
+    const turn = request.messages.filter((m) => m.role === 'assistant').length + 1;
     if (decision.end && mayEndCall && !truncated) {
       toolArguments = JSON.stringify({ disposition: decision.end.disposition, reason: decision.end.reason });
-      const turn = request.messages.filter((m) => m.role === 'assistant').length + 1;
       yield { type: 'tool_call', index: 0, id: `end_call_${turn}`, name: 'end_call', arguments: toolArguments };
+    } else if (decision.transfer && !truncated) {
+      toolArguments = JSON.stringify({ reason: decision.transfer.reason });
+      yield { type: 'tool_call', index: 0, id: `transfer_call_${turn}`, name: 'transfer_call', arguments: toolArguments };
     }
     const scriptText = request.agent ? Object.values(request.agent).filter(Boolean).join('\n') : '';
     yield {

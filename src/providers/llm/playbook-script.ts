@@ -20,6 +20,8 @@ export interface AgentScript {
   notes?: string | null;
   /** Said when an answering machine picks up; without it the call ends without a message. */
   voicemailMessage?: string | null;
+  /** When to hand the call to a person (the agent's transfer setting); offered only with the transfer_call tool. */
+  whenToTransfer?: string | null;
 }
 
 export interface ScriptPair {
@@ -35,6 +37,8 @@ export interface ParsedScript {
   faq: ScriptPair[];
   closers: string[];
   voicemailMessage: string;
+  /** Keywords of the transfer rule; empty when the agent never transfers. */
+  transferKeys: Set<string>;
 }
 
 // The headings assembleSystemPrompt puts above each part (agents module); a test keeps the two in step.
@@ -122,6 +126,7 @@ export function parseScript(script: AgentScript): ParsedScript {
     faq: parsePairs(script.faq, { questionSplit: true }),
     closers: items(script.closers).map(spokenText).filter(Boolean),
     voicemailMessage: (script.voicemailMessage ?? '').trim(),
+    transferKeys: keywords(script.whenToTransfer ?? ''),
   };
 }
 

@@ -1,0 +1,179 @@
+/**
+ * Runs calls in this process: takes a queued call (call-lifecycle claim), dials it through the voice provider (or
+ * answers an inbound one), holds the conversation, stores the recording, and reports the end through the same
+ * `finish` a provider's post-call report uses. While a call is live the process keeps a heartbeat on it, in database
+ * time, so a call left behind by a process that died is found and closed (see sweepLostCalls in calls.service.ts).
+ */
+import type { Logger } from 'pino';
+import type { CallsConfig } from '../../config.js';
+import type { Clock } from '../../lib/clock.js';
+import { encodeWav, mixStereoRecording } from '../../lib/wav.js';
+import type { LlmClient } from '../../providers/llm/index.js';
+import type { ObjectStorage } from '../../providers/storage/index.js';
+import type { TtsProvider } from '../../providers/tts/index.js';
+import type { FarEndLine, FarEndParty, VoiceProvider } from '../../providers/voice/index.js';
+import type { CallsRepo } from './calls.repo.js';
+import type { ContactsForCalls } from './calls.ports.js';
+import type { CallUsage } from './calls.tables.js';
+import type { CallLifecycle, CallRecord, CallReport } from './call-lifecycle.js';
+import { converse, type ConversationResult } from './call-conversation.js';
+
+/** Recordings are telephone quality: 8 kHz, agent left, far end right. */
+export const RECORDING_SAMPLE_RATE = 8000;
+
+export const recordingKey = (accountId: string, callId: string) => `recordings/${accountId}/${callId}.wav`;
+
+export interface RunnerDeps {
+  lifecycle: CallLifecycle;
+  repo: CallsRepo;
+  contacts: ContactsForCalls;
+  voice: VoiceProvider;
+  llm: LlmClient;
+  tts: TtsProvider;
+  objects: ObjectStorage;
+  clock: Clock;
+  config: CallsConfig;
+  /** This process's id on the calls it runs. */
+  runnerId: string;
+  log: Logger;
+}
+
+interface LiveCall {
+  /** Ends the call from outside; the reason becomes its endReason. */
+  abort: AbortController;
+  line: FarEndLine | null;
+}
+
+export function createCallRunner(deps: RunnerDeps) {
+  const { lifecycle, repo, contacts, voice, llm, tts, objects, clock, config, runnerId, log } = deps;
+  const live = new Map<string, LiveCall>();
+
+  async function farEndParty(accountId: string, call: CallRecord): Promise<FarEndParty> {
+    const phone = (call.direction === 'outbound' ? call.to_number : call.from_number) ?? '';
+    const contact = call.contact_id ? await contacts.forCall(accountId, { id: call.contact_id }) : undefined;
+    return { phone, firstName: contact?.firstName ?? null, lastName: contact?.lastName ?? null, attributes: contact?.attributes ?? {} };
+  }
+
+  async function storeRecording(accountId: string, callId: string, result: ConversationResult): Promise<string | null> {
+    if (result.clips.agent.length === 0 && result.clips.callee.length === 0) return null;
+    try {
+      const audio = mixStereoRecording({ sampleRate: RECORDING_SAMPLE_RATE, ...result.clips, durationMs: result.durationMs });
+      const key = recordingKey(accountId, callId);
+      await objects.put(key, encodeWav(audio), { contentType: 'audio/wav' });
+      return key;
+    } catch (error) {
+      log.error({ err: error, callId }, 'the call recording could not be stored; the call goes on without one');
+      return null;
+    }
+  }
+
+  async function conduct(accountId: string, call: CallRecord, agent: Parameters<typeof converse>[0]['agent'], control: LiveCall, usage: { current: CallUsage }): Promise<CallReport> {
+    const party = await farEndParty(accountId, call);
+    const { signal } = control.abort;
+    let line: FarEndLine;
+    if (call.direction === 'outbound') {
+      let dial;
+      try {
+        dial = await voice.placeCall(
+          { callId: call.id, from: call.from_number ?? '', to: call.to_number ?? '', farEnd: party, signal },
+          { ringing: () => lifecycle.markRinging(accountId, call.id) },
+        );
+      } catch (error) {
+        if (signal.aborted) return { status: 'failed', endReason: String(signal.reason), endedAt: clock.now() };
+        throw error;
+      }
+      if (dial.status !== 'answered') {
+        const endReason = dial.status === 'failed' ? `failed: ${dial.reason}` : dial.status;
+        return { status: dial.status, endReason, endedAt: clock.now(), providerCallId: dial.providerCallId };
+      }
+      line = dial.line;
+    } else {
+      line = await voice.answerCall({ callId: call.id, to: call.to_number ?? '', from: call.from_number ?? '', farEnd: party, signal });
+    }
+    control.line = line;
+    const answeredAt = clock.now();
+    await lifecycle.markConnected(accountId, call.id, { answeredAt, providerCallId: line.providerCallId, answeredBy: line.answeredBy });
+    let seq = 0;
+    const result = await converse({
+      agent,
+      line,
+      clock,
+      llm,
+      tts,
+      answeredAt,
+      maxDurationMs: config.maxDurationSeconds * 1000,
+      signal: AbortSignal.any([signal, line.dropped]),
+      onTurn: (turn, used) => {
+        usage.current = used;
+        return lifecycle.recordTurn(accountId, call.id, seq++, turn, used);
+      },
+    });
+    const recordingStorageKey = await storeRecording(accountId, call.id, result);
+    return {
+      status: 'completed',
+      endReason: result.endReason,
+      disposition: result.disposition,
+      answeredAt,
+      durationMs: result.durationMs,
+      endedAt: new Date(answeredAt.getTime() + result.durationMs),
+      usage: result.usage,
+      recordingStorageKey,
+      providerCallId: line.providerCallId,
+    };
+  }
+
+  return {
+    /** Runs the call if it can start now (see lifecycle.claim); resolves when it has ended. */
+    async run(accountId: string, callId: string): Promise<{ started: boolean; status?: string }> {
+      const claimed = await lifecycle.claim(accountId, callId, runnerId, voice.name);
+      if (!claimed) return { started: false };
+      const control: LiveCall = { abort: new AbortController(), line: null };
+      live.set(callId, control);
+      const usage = { current: {} as CallUsage };
+      const beat = setInterval(
+        () => void repo.heartbeat(accountId, callId, runnerId, usage.current).catch((error: unknown) => log.warn({ err: error, callId }, 'heartbeat failed')),
+        Math.max(250, (config.heartbeatStaleSeconds * 1000) / 3),
+      );
+      beat.unref();
+      let report: CallReport;
+      try {
+        report = await conduct(accountId, claimed.call, claimed.agent, control, usage);
+      } catch (error) {
+        log.error({ err: error, callId }, 'call failed');
+        const reason = `error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500);
+        // Whatever was said so far stays; the call ends now, with its costs to this moment.
+        report = control.line
+          ? { status: 'completed', endReason: reason, endedAt: clock.now(), durationMs: null }
+          : { status: 'failed', endReason: reason, endedAt: clock.now() };
+        const row = await repo.findRow(accountId, callId);
+        if (row?.answered_at) report.durationMs = clock.now().getTime() - row.answered_at.getTime();
+      } finally {
+        clearInterval(beat);
+        live.delete(callId);
+        control.line?.hangup();
+      }
+      const finished = await lifecycle.finish(accountId, callId, report);
+      return { started: true, status: finished?.status };
+    },
+
+    /** Ends a call this process is running; false when it runs no such call. */
+    hangup(callId: string): boolean {
+      const call = live.get(callId);
+      if (!call) return false;
+      if (call.line) voice.hangup(call.line.providerCallId);
+      call.abort.abort('operator_hangup');
+      return true;
+    },
+
+    /** Has the agent of a connected call this process is running say `text` next; false when it cannot. */
+    inject(callId: string, text: string): boolean {
+      const line = live.get(callId)?.line;
+      return line ? voice.inject(line.providerCallId, text) : false;
+    },
+
+    /** Calls this process is running now. */
+    liveCallIds: () => new Set(live.keys()),
+  };
+}
+
+export type CallRunner = ReturnType<typeof createCallRunner>;

@@ -1,0 +1,20 @@
+/**
+ * What the calls module needs from other modules: narrow slices of their services (wired in services.ts).
+ */
+import type { AgentsService } from '../agents/agents.service.js';
+import type { CatalogService } from '../catalog/catalog.service.js';
+import type { ContactsService } from '../contacts/contacts.service.js';
+import type { DispositionsService } from '../dispositions/dispositions.service.js';
+import type { DncService } from '../dnc/dnc.service.js';
+import type { NumbersService } from '../numbers/numbers.service.js';
+
+export type AgentsForCalls = Pick<AgentsService, 'forCall' | 'recordCompletedCall'>;
+export type CallAgent = NonNullable<Awaited<ReturnType<AgentsService['forCall']>>>;
+export type ContactsForCalls = Pick<ContactsService, 'forCall'>;
+export type DncForCalls = Pick<DncService, 'isListed' | 'addFromCall'>;
+/** The number a call goes out from, and where a call to one of the accounts' numbers goes. */
+export type NumbersForCalls = Pick<NumbersService, 'callerNumber' | 'routeInbound'>;
+export type DispositionsForCalls = Pick<DispositionsService, 'isValidCode'>;
+/** What the catalog charges for what a call used. */
+export type PricingForCalls = Pick<CatalogService, 'price'>;
+export type { PriceRequest } from '../catalog/catalog.service.js';
