@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Money, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
+import { DateTime, Int, Money, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
 import { CALL_DIRECTIONS, CALL_EVENT_TYPES, CALL_STATUSES, COST_ITEM_KINDS, TRANSCRIPT_SPEAKERS } from './calls.tables.js';
 
 const StringEnum = <const T extends string[]>(values: readonly [...T], description?: string) =>
@@ -153,8 +153,8 @@ const ReportedTurn = Type.Object(
   {
     speaker: StringEnum(['agent', 'caller'] as const),
     text: Type.String({ maxLength: 20_000 }),
-    startMs: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
-    endMs: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    startMs: Type.Optional(Nullable(Int({ minimum: 0 }))),
+    endMs: Type.Optional(Nullable(Int({ minimum: 0 }))),
   },
   { additionalProperties: false },
 );
@@ -166,7 +166,7 @@ export const PostCallBody = Type.Object(
     status: StringEnum(['completed', 'failed', 'busy', 'no_answer'] as const),
     answeredAt: Type.Optional(Nullable(DateTime)),
     endedAt: Type.Optional(DateTime),
-    durationSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400, description: 'Connected seconds (answer to hang-up).' })),
+    durationSeconds: Type.Optional(Int({ minimum: 0, maximum: 86_400, description: 'Connected seconds (answer to hang-up).' })),
     endReason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     disposition: Type.Optional(Nullable(DispositionCode)),
     transcript: Type.Optional(Type.Array(ReportedTurn, { maxItems: 2_000 })),
@@ -174,10 +174,10 @@ export const PostCallBody = Type.Object(
     usage: Type.Optional(
       Type.Object(
         {
-          llmInputTokens: Type.Optional(Type.Integer({ minimum: 0 })),
-          llmOutputTokens: Type.Optional(Type.Integer({ minimum: 0 })),
-          ttsCharacters: Type.Optional(Type.Integer({ minimum: 0 })),
-          sttSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
+          llmInputTokens: Type.Optional(Int({ minimum: 0 })),
+          llmOutputTokens: Type.Optional(Int({ minimum: 0 })),
+          ttsCharacters: Type.Optional(Int({ minimum: 0 })),
+          sttSeconds: Type.Optional(Int({ minimum: 0 })),
         },
         { additionalProperties: false },
       ),
