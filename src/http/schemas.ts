@@ -16,7 +16,7 @@ export const ErrorBody = Type.Object(
     message: Type.String(),
     details: Type.Record(Type.String(), Type.Unknown()),
   },
-  { $id: 'ErrorBody', description: 'The error body of every non-2xx answer (SPEC §7).' },
+  { $id: 'ErrorBody', description: 'The error body of every non-2xx answer: { error, message, details }.' },
 );
 
 const errorRef = Type.Unsafe({ $ref: 'ErrorBody#' });
