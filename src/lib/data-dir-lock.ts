@@ -99,7 +99,8 @@ function replaceStaleLock(dataDir: string, path: string, stale: LockContent, con
   const claim = `${path}.takeover-${stale.token || `pid${stale.pid}`}`;
   let claimed = false;
   for (let attempt = 0; attempt < MAX_ATTEMPTS && !claimed; attempt++) {
-    if (writeNew(claim, content)) {
+    // Written whole (link, not O_EXCL then write): a rival must never read a claim half written and take it for dead.
+    if (createLock(claim, content, randomUUID())) {
       claimed = true;
       break;
     }
