@@ -32,6 +32,9 @@ import { auditRoutes } from './modules/audit/audit.routes.js';
 import { numbersRoutes } from './modules/numbers/numbers.routes.js';
 import { dispositionsRoutes } from './modules/dispositions/dispositions.routes.js';
 import { catalogRoutes } from './modules/catalog/catalog.routes.js';
+import { voicesRoutes } from './modules/voices/voices.routes.js';
+import { safetyRoutes } from './modules/safety/safety.routes.js';
+import { agentTemplatesRoutes } from './modules/agent-templates/agent-templates.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -49,6 +52,9 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   numbersRoutes,
   dispositionsRoutes,
   catalogRoutes,
+  voicesRoutes,
+  safetyRoutes,
+  agentTemplatesRoutes,
 ];
 
 /**

@@ -33,6 +33,9 @@ import { createDispositionsRepo } from './modules/dispositions/dispositions.repo
 import { createDispositionsService } from './modules/dispositions/dispositions.service.js';
 import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
 import { createCatalogService } from './modules/catalog/catalog.service.js';
+import { createVoicesService, type VoicesService } from './modules/voices/voices.service.js';
+import { createSafetyService } from './modules/safety/safety.service.js';
+import { createAgentTemplatesService } from './modules/agent-templates/agent-templates.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -78,12 +81,19 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     dnc: dncForContacts,
   });
   const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
-  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock });
+  // Agents check their voice and live model against the voices module, built below with the catalog.
+  const choicesForAgents: Pick<VoicesService, 'checkAgentChoices'> = { checkAgentChoices: (input) => voices.checkAgentChoices(input) };
+  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock, choices: choicesForAgents });
   // Phone numbers and calls lean on each other (reputation from call history; a call's number and inbound routing).
   const callsForNumbers: Pick<CallsService, 'numberActivity'> = { numberActivity: (...args) => calls.numberActivity(...args) };
   const numbers = createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls: callsForNumbers });
   const dispositions = createDispositionsService({ repo: createDispositionsRepo(db, outbox), clock });
   const catalog = createCatalogService({ repo: createCatalogRepo(db, outbox), clock });
+  const voices = createVoicesService({ tts: providers.tts, objects: providers.objects, catalog });
+  // A model writes and reviews agents only when one is configured; the playbook engine is not a model.
+  const llmConfigured = config.llm.provider === 'openai';
+  const safety = createSafetyService({ agents, llm: providers.llm, llmConfigured });
+  const agentTemplates = createAgentTemplatesService({ agents, safety, llm: providers.llm, llmConfigured });
   const calls = createCallsService({
     repo: createCallsRepo(db, outbox),
     clock,
@@ -120,6 +130,9 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     numbers,
     dispositions,
     catalog,
+    voices,
+    safety,
+    agentTemplates,
   };
 }
 

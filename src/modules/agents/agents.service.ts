@@ -129,8 +129,13 @@ function authorOf(auth: Auth) {
   return { createdByUserId: auth.userId ?? null, createdByApiKeyId: auth.apiKeyId ?? null };
 }
 
-export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
-  const { repo, clock } = deps;
+/** Checks an agent's voice and live LLM against what the platform offers (the voices module); a 400 names the field. */
+export interface AgentChoicesCheck {
+  checkAgentChoices(input: { voice?: string | null; liveLlmId?: string | null }): Promise<void>;
+}
+
+export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choices: AgentChoicesCheck }) {
+  const { repo, clock, choices } = deps;
 
   async function saveVersion(tx: AgentsTx, auth: Auth, row: AgentRow, changedParts: VersionedFieldName[]) {
     await tx.insertVersion(auth.accountId, {
@@ -162,6 +167,7 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
 
     /** Creates a draft (unless a status is given) at version 1, and saves version 1. */
     async create(auth: Auth, input: CreateAgentInput) {
+      await choices.checkAgentChoices(input);
       const now = clock.now();
       const agent: NewAgent = {
         ...columnsFrom(input, null),
@@ -190,6 +196,8 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock }) {
      * version row in the same transaction; settings alone do not, and a save that changes nothing writes nothing.
      */
     async update(auth: Auth, id: string, input: UpdateAgentInput) {
+      // Before the transaction: the check reads the catalog, and the embedded database has one connection.
+      await choices.checkAgentChoices(input);
       return repo.transaction(async (tx) => {
         const current = await tx.findForUpdate(auth.accountId, id);
         if (!current) throw notFound('Agent');

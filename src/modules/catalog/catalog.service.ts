@@ -233,6 +233,29 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
 
     rates,
 
+    /**
+     * The active LLMs an agent can run live (by slug or id), the default first: the public view, without upstream
+     * URLs or keys. The catalog is platform-managed and small, so this reads it whole.
+     */
+    async liveModels() {
+      const { items } = await repo.list('llm', { active: true }, { limit: 500, offset: 0 });
+      return items
+        .sort((a, b) => Number(b.is_default) - Number(a.is_default) || a.slug.localeCompare(b.slug))
+        .map((row) => ({
+          id: row.id,
+          slug: row.slug,
+          name: row.name,
+          provider: row.provider,
+          model: row.model,
+          builtIn: row.built_in,
+          isDefault: row.is_default,
+          latencyClass: row.latency_class,
+          contextTokens: row.context_tokens,
+          inputPer1kTokensUsd: formatPrice(row.input_per_1k_tokens_usd ?? '0'),
+          outputPer1kTokensUsd: formatPrice(row.output_per_1k_tokens_usd ?? '0'),
+        }));
+    },
+
     /** Replaces the whole rate table and the platform fee; the table must keep a * row for every other country. */
     async replaceRates(input: TelephonyRatesInput) {
       const seen = new Set<string>();

@@ -26,6 +26,8 @@ export interface ChatRequest {
   temperature?: number;
   maxTokens?: number;
   signal?: AbortSignal;
+  /** Asks for one JSON object matching `schema` (OpenAI's response_format json_schema, strict); engines that cannot, ignore it. */
+  responseFormat?: { name: string; schema: Record<string, unknown> };
   /**
    * The agent's prompt parts, for engines that read them directly (the playbook engine). Model adapters
    * ignore it: for them the system message carries the assembled prompt.

@@ -105,6 +105,9 @@ export function createOpenAiLlm(options: OpenAiLlmOptions): LlmClient {
         : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+      ...(request.responseFormat
+        ? { response_format: { type: 'json_schema', json_schema: { name: request.responseFormat.name, schema: request.responseFormat.schema, strict: true } } }
+        : {}),
     };
     const response = await postJson(endpoint, '/chat/completions', payload, request.signal);
     const badResponse = (message: string) => new ProviderError(PROVIDER, 'bad_response', `the chat stream ${message}`);
