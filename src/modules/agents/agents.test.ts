@@ -26,8 +26,8 @@ const fullAgent = {
   faq: 'Parking: free, behind the building.',
   knowledgeBase: 'Bright Smiles, 12 Main St. Open Mon–Fri 8–18.',
   firstMessage: 'Hi, this is Maya from Bright Smiles.',
-  voice: 'alloy',
-  liveLlmId: 'gpt-4o-mini',
+  voice: 'en-us+f3',
+  liveLlmId: 'parley-playbook',
   transfer: { number: '+14155550123', whenToTransfer: 'When the caller asks for a person.' },
   voicemail: { action: 'leave_message', message: 'Please call us back.' },
   status: 'active',
@@ -127,8 +127,8 @@ test('the list has exactly the SPEC item fields and only the account’s agents'
   assert.deepEqual(Object.keys(item).sort(), LIST_ITEM_KEYS);
   assert.equal(item.id, created.id);
   assert.equal(item.status, 'active');
-  assert.equal(item.voiceId, 'alloy');
-  assert.equal(item.liveLlmId, 'gpt-4o-mini');
+  assert.equal(item.voiceId, 'en-us+f3');
+  assert.equal(item.liveLlmId, 'parley-playbook');
   assert.match(item.inboundDid, /^\+1415555\d{4}$/);
   assert.equal(item.lastCallAt, '2026-05-01T10:00:00.000Z');
 });

@@ -46,8 +46,8 @@ test('settings-only saves and saves that change nothing keep the version', async
 
   const settings = await call(owner, 'PATCH', `/agents/${agent.id}`, {
     name: 'Renamed',
-    voice: 'verse',
-    liveLlmId: 'llama-3.1-8b',
+    voice: 'en-us',
+    liveLlmId: 'parley-playbook',
     status: 'active',
     transfer: { number: '+442071838750', whenToTransfer: 'On request.' },
     voicemail: { action: 'leave_message', message: 'Call us back.' },
@@ -56,7 +56,7 @@ test('settings-only saves and saves that change nothing keep the version', async
   const afterSettings = settings.json();
   assert.equal(afterSettings.version, 1);
   assert.equal(afterSettings.name, 'Renamed');
-  assert.equal(afterSettings.voiceId, 'verse');
+  assert.equal(afterSettings.voiceId, 'en-us');
   assert.ok(afterSettings.updatedAt > agent.updatedAt, 'settings do update updatedAt');
 
   // Nested settings merge: a field left out keeps its value.

@@ -74,7 +74,7 @@ function linesOf(definition: AgentDefinition): Line[] {
 }
 
 /** A line that forbids or warns against what it names: "never", "do not", "don't", "must not", "avoid"… */
-const PROHIBITION = /\b(never|(do|does|must|should|will|may|can) not|cannot|(don|doesn|won|shouldn|mustn|can|isn|aren)['’]t|avoid|refuse|under no circumstances|not allowed|not permitted|forbidden|prohibited|instead of|rather than)\b/i;
+const PROHIBITION = /\b(never|(do|does|must|should|will|may|can) not|cannot|(don|doesn|won|shouldn|mustn|can|isn|aren)['’]t|avoid|under no circumstances|not allowed|not permitted|forbidden|prohibited|instead of|rather than)\b/i;
 
 const AI_DISCLOSURE = /\b(an?\s+AI\b|A\.I\.|artificial intelligence|virtual (assistant|agent|receptionist)|automated (assistant|agent|system|caller)|digital assistant|AI (assistant|agent|receptionist))/i;
 const AI_DENIAL = [
