@@ -4,6 +4,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { SAFETY_RULES } from './safety.rules.js';
 import { buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 import { buildAgent } from '../../../test/factories/index.js';
 
@@ -29,7 +31,7 @@ const SAFE = {
 async function check(agent: Record<string, unknown>) {
   const response = await call(owner, 'POST', '/agents/safety-check', { agent });
   assert.equal(response.statusCode, 200, response.body);
-  return response.json() as { result: string; findings: { code: string; severity: string; part: string | null; line: number | null; excerpt: string | null; source: string }[]; counts: { error: number }; llmReview: { status: string } };
+  return response.json() as { result: string; findings: { code: string; severity: string; message: string; part: string | null; line: number | null; excerpt: string | null; source: string }[]; counts: { error: number }; llmReview: { status: string } };
 }
 const codes = (report: Awaited<ReturnType<typeof check>>) => report.findings.map((f) => f.code);
 
@@ -139,4 +141,9 @@ test('a saved agent is checked by id; another account gets 404; exactly one of a
   const unknownField = await call(owner, 'POST', '/agents/safety-check', { agent: { ...SAFE, colour: 'red' } });
   assert.equal(unknownField.statusCode, 400);
   assert.equal((errorBody(unknownField).details.fields as { field: string }[])[0]!.field, 'body/agent/colour');
+});
+
+test('the README documents every rule code with its severity', () => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  for (const [code, { severity }] of Object.entries(SAFETY_RULES)) assert.ok(readme.includes(`| \`${code}\` | ${severity} |`), `README lists ${code}`);
 });
