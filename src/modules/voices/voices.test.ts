@@ -6,6 +6,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 import { decodeWav } from '../../lib/wav.js';
+import { createEspeakTts } from '../../providers/tts/index.js';
+import { createVoicesService } from './voices.service.js';
 
 let t: TestApp;
 let owner: SignedUp;
@@ -106,5 +108,19 @@ test('without a speech engine the list is empty and says why, and no voice can b
     assert.equal((await call(user, 'POST', '/agents', { name: 'A', voice: null })).statusCode, 200);
   } finally {
     await silent.close();
+  }
+});
+
+test('without the espeak-ng package the voice list says it is not installed and how to get it', async () => {
+  const tts = createEspeakTts({ moduleName: 'espeak-ng-not-installed-here' });
+  try {
+    const voices = createVoicesService({ tts, objects: t.infra.providers.objects, catalog: { liveModels: async () => [] } });
+    const list = await voices.listVoices({ limit: 25, offset: 0 });
+    assert.deepEqual(list.voices, []);
+    assert.equal(list.engine.available, false);
+    assert.match(list.engine.message!, /espeak-ng is not installed\. Install it with `npm install espeak-ng`/);
+    await assert.rejects(voices.checkAgentChoices({ voice: 'en-us' }), /body\/voice cannot be set: No voices: the offline speech engine espeak-ng is not installed/);
+  } finally {
+    await tts.close();
   }
 });
