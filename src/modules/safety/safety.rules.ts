@@ -77,9 +77,11 @@ function linesOf(definition: AgentDefinition): Line[] {
 const PROHIBITION = /\b(never|(do|does|must|should|will|may|can) not|cannot|(don|doesn|won|shouldn|mustn|can|isn|aren)['’]t|avoid|under no circumstances|not allowed|not permitted|forbidden|prohibited|instead of|rather than)\b/i;
 
 const AI_DISCLOSURE = /\b(an?\s+AI\b|A\.I\.|artificial intelligence|virtual (assistant|agent|receptionist)|automated (assistant|agent|system|caller)|digital assistant|AI (assistant|agent|receptionist))/i;
-const AI_DENIAL = [
-  /\b(never|don['’]t|do not|must not)\s+(reveal|admit|say|disclose|mention|tell|let (them|anyone|the caller) know)\b[^.]*\b(AI|artificial|bot|automated|virtual|machine|robot)\b/i,
-  /\b(say|claim|insist|pretend|tell (them|the caller|people))\b[^.]*\byou\s+are\s+(a\s+)?(real\s+)?(human|person|live agent)\b/i,
+/** "Never reveal you are an AI": the prohibition is the problem here. */
+const AI_HIDING = /\b(never|don['’]t|do not|must not)\s+(reveal|admit|say|disclose|mention|tell|let (them|anyone|the caller) know)\b[^.]*\b(AI|artificial|bot|automated|virtual|machine|robot)\b/i;
+/** "Say you are a real person": a problem unless the line forbids it. */
+const AI_IMPERSONATION = [
+  /\b(say|claim|insist|pretend|tell (them|the caller|people|anyone))\b[^.]*\byou(\s+are|['’]re)\s+(a\s+)?(real\s+)?(human|person|live agent)\b/i,
   /\bpretend\s+to\s+be\s+(a\s+)?(human|person|real)/i,
   /\b(deny|denies)\s+(being|that you are)\s+(an?\s+)?(AI|bot|robot|machine|virtual|automated)/i,
 ];
@@ -144,7 +146,9 @@ export function runSafetyRules(definition: AgentDefinition): Finding[] {
   const findings: Finding[] = [];
   const prohibits = (line: Line) => PROHIBITION.test(line.text);
 
-  const denials = lines.filter((line) => AI_DENIAL.some((pattern) => pattern.test(line.text)));
+  const denials = lines.filter(
+    (line) => AI_HIDING.test(line.text) || (!prohibits(line) && AI_IMPERSONATION.some((pattern) => pattern.test(line.text))),
+  );
   const discloses = lines.some((line) => AI_DISCLOSURE.test(line.text) && !denials.includes(line));
   if (!discloses) {
     findings.push(

@@ -110,6 +110,13 @@ for (const [code, breaks, keeps] of CASES) {
   });
 }
 
+test('hiding or denying being an AI is a finding; forbidding it is not', async () => {
+  const fires = ["If asked whether you're a bot, tell them you're a human.", "Don't say you're an AI unless pressed.", 'Pretend to be a real person.'];
+  const quiet = ['Never say you are a real person.', 'Never deny being an AI.', 'If asked, say that you are an AI assistant.'];
+  for (const line of fires) assert.ok(codes(await check({ ...SAFE, notes: line })).includes('ai_disclosure_denied'), line);
+  for (const line of quiet) assert.ok(!codes(await check({ ...SAFE, notes: line })).includes('ai_disclosure_denied'), line);
+});
+
 test('the same definition gets the same findings, in the same order', async () => {
   const messy = { ...SAFE, soul: 'You are Sam.', firstMessage: 'Hello.', playbook: 'Ask for the SSN.\nAct now, today only!', transfer: { number: '12' } };
   const first = await check(messy);
