@@ -83,6 +83,10 @@ export async function buildApp(options: BuildAppOptions) {
   app.setValidatorCompiler(createValidatorCompiler());
 
   const services = createServices(options);
+  // Live calls this process runs end as server_shutdown, with their costs, before the server stops.
+  app.addHook('preClose', async () => {
+    await services.calls.shutdown();
+  });
 
   installErrorHandling(app);
   // Bodies are JSON, or CSV on the routes that say so; plain text is not a format any route takes.

@@ -220,6 +220,12 @@ export function createCallOperations(deps: CallOperationsDeps) {
       return { callId, status: call.status, requested: true };
     },
 
+    /**
+     * For a stopping process: hangs up the live calls it runs, with endReason server_shutdown and their costs to
+     * this moment, waits until their ends are written, and starts no more calls.
+     */
+    shutdown: () => runner.hangupAll('server_shutdown'),
+
     /** The calls.run job: runs the call if its account has a free slot (else it waits for one). */
     run: (accountId: string, callId: string) => runner.run(accountId, callId),
 
