@@ -172,8 +172,9 @@ export function createCallRunner(deps: RunnerDeps) {
       stopping = true;
       const calls = [...live.values()];
       for (const call of calls) {
-        if (call.line) voice.hangup(call.line.providerCallId);
+        // The reason first: the line's own drop would otherwise name the end.
         call.abort.abort(reason);
+        if (call.line) voice.hangup(call.line.providerCallId);
       }
       await Promise.allSettled(calls.map((call) => call.done));
       return calls.length;
