@@ -248,7 +248,7 @@ test('a test call is refused, with nothing written, for an unknown or inactive a
 
 test('inject and hang up reach a call run by another instance of the deployment (PostgreSQL)', { skip: !process.env.DATABASE_URL && 'needs DATABASE_URL: the embedded database has one instance' }, async () => {
   // A second instance on the same database (and Redis prefix), running no workers: the call runs on the first.
-  const other: TestApp = await buildTestApp({ database, redisKeyPrefix, env: { TTS_PROVIDER: 'none' } });
+  const other: TestApp = await buildTestApp({ database, redisKeyPrefix, clock: kit.clock, env: { TTS_PROVIDER: 'none' } });
   try {
     assert.notEqual(other.services.calls, kit.t.services.calls);
     const callId = await placeCall(kit.t, a, '+14155550110');
