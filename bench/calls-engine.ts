@@ -12,12 +12,12 @@
  *    and process CPU (all threads) over the run.
  * 2. LLM layer. A local OpenAI-compatible server (a child process, its own event loop) streams a short turn. In
  *    the same run, in interleaved blocks, the same turn is fetched through the LLM layer (createLlmClient with
- *    LLM_PROVIDER=openai, drained by collectChat) and directly (fetch, body read to its end and its data lines
- *    parsed). Reported: p50/p99 of each and the layer's added time.
+ *    LLM_PROVIDER=openai, drained by collectChat) and directly (fetch, and undici.request, each reading the body to
+ *    its end and parsing its data lines). Reported: p50/p99 of each and the layer's added time.
  * 3. TTS. TTS_CALLS calls run with espeak-ng; every synthesis is timed. Reported: synthesis wall time and process CPU
  *    per second of audio produced.
  *
- * Env: CALLS (200), SPEEDUP (20), LLM_TURNS per method (2000), TTS_CALLS (10).
+ * Env: CALLS (200), SPEEDUP (20), LLM_TURNS per method (2000), TTS_CALLS (4).
  */
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -28,11 +28,12 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
+import { request } from 'undici';
 
 const CALLS = Number(process.env.CALLS ?? 200);
 const SPEEDUP = Number(process.env.SPEEDUP ?? 20);
 const LLM_TURNS = Number(process.env.LLM_TURNS ?? 2000);
-const TTS_CALLS = Number(process.env.TTS_CALLS ?? 10);
+const TTS_CALLS = Number(process.env.TTS_CALLS ?? 4);
 const BLOCK = 100;
 const PAUSE_MS = 400; // the fixed pause before every utterance (call-conversation.ts)
 
@@ -174,6 +175,7 @@ async function runCalls(options: RunOptions) {
   const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
   const detail = await send('GET', `/calls/${callIds[0]}`, undefined, auth);
+  const durations = ((await send('GET', '/calls?limit=500', undefined, auth)).calls as Array<{ durationSeconds: number | null }>).map((c) => c.durationSeconds ?? 0);
 
   await workers.stop(10_000);
   await app.close();
@@ -189,6 +191,7 @@ async function runCalls(options: RunOptions) {
     llmTimes,
     speech,
     sampleTurns: detail.transcript.length as number,
+    meanDurationSeconds: durations.reduce((sum, d) => sum + d, 0) / durations.length,
   };
 }
 
@@ -204,27 +207,31 @@ async function llmLayer() {
   ];
   const layer = createLlmClient({ provider: 'openai', baseUrl, apiKey: 'sk-bench', model: 'bench', timeoutMs: 10_000 });
   const body = JSON.stringify({ model: 'bench', messages, stream: true, stream_options: { include_usage: true } });
+  const headers = { 'content-type': 'application/json', authorization: 'Bearer sk-bench' };
+  /** The minimal client's parse: every data line is JSON; the turn is the concatenated content. */
+  const contentOf = (text: string) => {
+    let content = '';
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+      content += JSON.parse(line.slice(6)).choices[0]?.delta?.content ?? '';
+    }
+    if (!content) throw new Error('empty turn');
+  };
   const methods: Record<string, () => Promise<void>> = {
     layer: async () => {
       const turn = await collectChat(layer.chat({ messages }));
       if (!turn.message.content) throw new Error('empty turn');
     },
-    direct: async () => {
-      const response = await fetch(`${baseUrl}/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-        body,
-      });
-      const text = await response.text();
-      let content = '';
-      for (const line of text.split('\n')) {
-        if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-        content += JSON.parse(line.slice(6)).choices[0]?.delta?.content ?? '';
-      }
-      if (!content) throw new Error('empty turn');
+    fetch: async () => {
+      const response = await fetch(`${baseUrl}/chat/completions`, { method: 'POST', headers, body });
+      contentOf(await response.text());
+    },
+    undici: async () => {
+      const response = await request(`${baseUrl}/chat/completions`, { method: 'POST', headers, body });
+      contentOf(await response.body.text());
     },
   };
-  const times: Record<string, number[]> = { layer: [], direct: [] };
+  const times: Record<string, number[]> = { layer: [], fetch: [], undici: [] };
   for (const run of Object.values(methods)) for (let i = 0; i < 50; i++) await run(); // warm-up
   for (let done = 0; done < LLM_TURNS; done += BLOCK) {
     for (const [name, run] of Object.entries(methods)) {
@@ -247,17 +254,19 @@ async function main() {
   const engine = await runCalls({ calls: CALLS, tts: 'none' });
   const minutes = engine.wallMs / 60_000;
   console.log(`  ${engine.outcomes.length} calls ended (${engine.completed} completed) in ${(engine.wallMs / 1000).toFixed(1)} s wall`);
-  console.log(`  calls completed per minute (wall): ${(engine.completed / minutes).toFixed(0)}  (x${SPEEDUP} clock: ${(engine.completed / minutes / SPEEDUP).toFixed(1)} per simulated minute)`);
+  console.log(`  calls completed per minute (wall, clock x${SPEEDUP}): ${(engine.completed / minutes).toFixed(0)}; mean call ${engine.meanDurationSeconds.toFixed(0)} s simulated, ${engine.sampleTurns} turns`);
   console.log(`  engine turn latency (${engine.turnGaps.length} turns): p50 ${ms(percentile(engine.turnGaps, 50))}, p99 ${ms(percentile(engine.turnGaps, 99))}`);
   console.log(`  LLM (playbook) per agent turn (${engine.llmTimes.length}): p50 ${ms(percentile(engine.llmTimes, 50))}, p99 ${ms(percentile(engine.llmTimes, 99))}`);
   console.log(`  peak RSS ${(engine.peakRss / 2 ** 20).toFixed(0)} MiB; CPU ${(engine.cpuMs / 1000).toFixed(1)} s over ${(engine.wallMs / 1000).toFixed(1)} s (${((100 * engine.cpuMs) / engine.wallMs).toFixed(0)}% of one core); load ${load()}`);
 
   const llm = await llmLayer();
-  const p50 = { layer: percentile(llm.layer!, 50), direct: percentile(llm.direct!, 50) };
   console.log(`LLM layer, ${LLM_TURNS} turns each, interleaved; load ${load()}`);
-  console.log(`  layer  p50 ${ms(p50.layer)}, p99 ${ms(percentile(llm.layer!, 99))}`);
-  console.log(`  direct p50 ${ms(p50.direct)}, p99 ${ms(percentile(llm.direct!, 99))}`);
-  console.log(`  added by the layer at p50: ${ms(p50.layer - p50.direct)} (goal < 5 ms); ratio ${(p50.layer / p50.direct).toFixed(2)}`);
+  for (const [name, times] of Object.entries(llm)) console.log(`  ${name.padEnd(6)} p50 ${ms(percentile(times, 50))}, p99 ${ms(percentile(times, 99))}`);
+  const layerP50 = percentile(llm.layer!, 50);
+  for (const direct of ['fetch', 'undici']) {
+    const p50 = percentile(llm[direct]!, 50);
+    console.log(`  added by the layer at p50 over ${direct}: ${ms(layerP50 - p50)} (goal < 5 ms); ratio ${(layerP50 / p50).toFixed(2)}`);
+  }
 
   const cpuBefore = process.cpuUsage();
   const spoken = await runCalls({ calls: TTS_CALLS, tts: 'espeak-ng' });
