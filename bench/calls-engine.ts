@@ -17,7 +17,11 @@
  * 3. TTS. TTS_CALLS calls run with espeak-ng; every synthesis is timed. Reported: synthesis wall time and process CPU
  *    per second of audio produced.
  *
- * Env: CALLS (200), SPEEDUP (20), LLM_TURNS per method (2000), TTS_CALLS (4).
+ * Before the calls are placed, the process's CPU over IDLE_MS of idle is measured: the cost of the job workers'
+ * polling alone (one loop per call slot).
+ *
+ * Env: CALLS (200), SPEEDUP (20), LLM_TURNS per method (2000; 0 skips part 2), TTS_CALLS (4; 0 skips part 3),
+ * CALLS_PER_WORKER (default CALLS), IDLE_MS (5000).
  */
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -35,6 +39,7 @@ const CALLS = Number(process.env.CALLS ?? 200);
 const SPEEDUP = Number(process.env.SPEEDUP ?? 20);
 const LLM_TURNS = Number(process.env.LLM_TURNS ?? 2000);
 const TTS_CALLS = Number(process.env.TTS_CALLS ?? 4);
+const IDLE_MS = Number(process.env.IDLE_MS ?? 5000);
 const BLOCK = 100;
 const PAUSE_MS = 400; // the fixed pause before every utterance (call-conversation.ts)
 
@@ -81,7 +86,7 @@ async function runCalls(options: RunOptions) {
     LLM_PROVIDER: 'parley-playbook',
     RATE_LIMIT_PER_MINUTE: '1000000',
     CALLS_MAX_CONCURRENT_PER_ACCOUNT: String(options.calls),
-    CALLS_PER_WORKER: String(options.calls),
+    CALLS_PER_WORKER: process.env.CALLS_PER_WORKER ?? String(options.calls),
   });
   const infra = await openInfrastructure(config, { redisKeyPrefix: `parley-bench-${process.pid}:` });
 
@@ -160,6 +165,12 @@ async function runCalls(options: RunOptions) {
   if (imported.statusCode !== 200) throw new Error(imported.body);
   const contacts = (await send('GET', `/contacts?listId=${imported.json().listId}&limit=500`, undefined, auth)).contacts as Array<{ id: string }>;
 
+  // What the idle worker pool costs (one pg-boss polling loop per call slot), before any call.
+  const idleBefore = process.cpuUsage();
+  await wait(IDLE_MS);
+  const idle = process.cpuUsage(idleBefore);
+  const idleCpuShare = (idle.user + idle.system) / 1000 / IDLE_MS;
+
   // The run: every call placed at once, until the last one ends.
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
@@ -193,6 +204,7 @@ async function runCalls(options: RunOptions) {
     llmTimes,
     speech,
     sampleTurns: detail.transcript.length as number,
+    idleCpuShare,
     meanDurationSeconds: durations.reduce((sum, d) => sum + d, 0) / durations.length,
   };
 }
@@ -259,8 +271,10 @@ async function main() {
   console.log(`  calls completed per minute (wall, clock x${SPEEDUP}): ${(engine.completed / minutes).toFixed(0)}; mean call ${engine.meanDurationSeconds.toFixed(0)} s simulated, ${engine.sampleTurns} turns`);
   console.log(`  engine turn latency (${engine.turnGaps.length} turns): p50 ${ms(percentile(engine.turnGaps, 50))}, p99 ${ms(percentile(engine.turnGaps, 99))}`);
   console.log(`  LLM (playbook) per agent turn (${engine.llmTimes.length}): p50 ${ms(percentile(engine.llmTimes, 50))}, p99 ${ms(percentile(engine.llmTimes, 99))}`);
+  console.log(`  idle before the run (workers polling for ${CALLS} call slots): ${(100 * engine.idleCpuShare).toFixed(0)}% of one core`);
   console.log(`  peak RSS ${(engine.peakRss / 2 ** 20).toFixed(0)} MiB; CPU ${(engine.cpuMs / 1000).toFixed(1)} s over ${(engine.wallMs / 1000).toFixed(1)} s (${((100 * engine.cpuMs) / engine.wallMs).toFixed(0)}% of one core); load ${load()}`);
 
+  if (LLM_TURNS === 0) return;
   const llm = await llmLayer();
   console.log(`LLM layer, ${LLM_TURNS} turns each, interleaved; load ${load()}`);
   for (const [name, times] of Object.entries(llm)) console.log(`  ${name.padEnd(6)} p50 ${ms(percentile(times, 50))}, p99 ${ms(percentile(times, 99))}`);
@@ -270,6 +284,7 @@ async function main() {
     console.log(`  added by the layer at p50 over ${direct}: ${ms(layerP50 - p50)} (goal < 5 ms); ratio ${(layerP50 / p50).toFixed(2)}`);
   }
 
+  if (TTS_CALLS === 0) return;
   const cpuBefore = process.cpuUsage();
   const spoken = await runCalls({ calls: TTS_CALLS, tts: 'espeak-ng' });
   const cpuUsed = process.cpuUsage(cpuBefore);
