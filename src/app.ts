@@ -26,6 +26,7 @@ import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
 import { healthRoutes, systemRoutes } from './modules/system/system.routes.js';
 import { agentsRoutes } from './modules/agents/agents.routes.js';
 import { callsRoutes } from './modules/calls/calls.routes.js';
+import { callsAdminRoutes } from './modules/calls/calls-admin.routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
 import { dncRoutes } from './modules/dnc/dnc.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
@@ -47,6 +48,7 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   agentsRoutes,
   auditRoutes,
   callsRoutes,
+  callsAdminRoutes,
   contactsRoutes,
   dncRoutes,
   numbersRoutes,
@@ -87,6 +89,10 @@ export async function buildApp(options: BuildAppOptions) {
   app.setValidatorCompiler(createValidatorCompiler());
 
   const services = createServices(options);
+  // Live calls this process runs end as server_shutdown, with their costs, before the server stops.
+  app.addHook('preClose', async () => {
+    await services.calls.shutdown();
+  });
 
   installErrorHandling(app);
   // Bodies are JSON, or CSV on the routes that say so; plain text is not a format any route takes.

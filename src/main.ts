@@ -96,14 +96,14 @@ async function startRole(infra: Infrastructure) {
       role === 'all' || role === 'worker'
         ? await startJobWorkers({ db: infra.database.db, services, log: log.child({ component: 'jobs' }) })
         : null;
-    return { app: built?.app ?? null, url, workers };
+    return { app: built?.app ?? null, url, workers, services };
   } catch (error) {
     await built?.app.close().catch(() => undefined);
     throw error;
   }
 }
 
-const { app, url, workers } = await startRole(infra).catch((error) => abortStart(error, infra));
+const { app, url, workers, services } = await startRole(infra).catch((error) => abortStart(error, infra));
 log.info({ ...storageDescription, redis: infra.redis ? 'on' : 'off', url }, `parley started (role ${role})`);
 
 stop = async (signal) => {
@@ -113,6 +113,9 @@ stop = async (signal) => {
     process.exit(1);
   }, config.shutdownGraceMs + SHUTDOWN_MARGIN_MS).unref();
   try {
+    // Live calls end first (server_shutdown, with their costs): the jobs running them can then finish.
+    const ended = await services.calls.shutdown();
+    if (ended > 0) log.info({ calls: ended }, 'live calls hung up');
     // Requests and jobs wind down side by side; both may still write to the database.
     await Promise.all([
       app?.close().then(() => log.info('http server closed: in-flight requests finished')),

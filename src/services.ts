@@ -23,6 +23,8 @@ import { createAuditRepo } from './modules/audit/audit.repo.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createCallsRepo } from './modules/calls/calls.repo.js';
 import { createCallsService, type CallsService } from './modules/calls/calls.service.js';
+import { callAdminQueries } from './modules/calls/calls-admin.repo.js';
+import { createCallsAdminService } from './modules/calls/calls-admin.service.js';
 import { createContactsRepo } from './modules/contacts/contacts.repo.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
 import { createDncRepo } from './modules/dnc/dnc.repo.js';
@@ -125,6 +127,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     agents,
     audit: createAuditService({ repo: createAuditRepo(db, outbox) }),
     calls,
+    callsAdmin: createCallsAdminService({ repo: callAdminQueries(db), calls, agents, dnc, numbers }),
     contacts,
     dnc,
     numbers,

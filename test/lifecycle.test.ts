@@ -194,6 +194,53 @@ test('on PostgreSQL (and Redis): the same restart keeps data', { skip: !usingPos
   }
 });
 
+test('SIGTERM hangs up the live calls of the process as server_shutdown, with their costs (PGlite)', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'parley-lifecycle-'));
+  const env = { DATA_DIR: dataDir, TTS_PROVIDER: 'none' };
+  try {
+    const first = await startServer([], env);
+    const register = await fetch(`${first.url}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `shutdown-${Date.now()}@example.com`, password: 'correct horse battery' }),
+    });
+    const headers = { 'content-type': 'application/json', cookie: cookieFrom(register) };
+    const post = async (path: string, body: object) => {
+      const response = await fetch(`${first.url}/api/v1${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      assert.equal(response.status, 200, path);
+      return json(response);
+    };
+    const agent = await post('/agents', { name: 'Sally', status: 'active', firstMessage: 'Hi, this is Sally from Acme. Do you have a minute?', playbook: '1. Ask "Would you like a demo?"' });
+    await post('/phone-numbers', { number: '+14155553001' });
+    const imported = await fetch(`${first.url}/api/v1/contact-lists?name=Leads&defaultCountry=US`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'text/csv' },
+      body: 'First Name,Phone\nAda,+14155550100',
+    });
+    const listed = await json(await fetch(`${first.url}/api/v1/contacts?listId=${(await json(imported)).listId}`, { headers }));
+    const { callId } = await post(`/crm/contacts/${listed.contacts[0].id}/call`, { agentId: agent.id });
+    // Live, some way into the conversation (the simulated person answers within seconds).
+    for (let i = 0; ; i++) {
+      const call = await json(await fetch(`${first.url}/api/v1/calls/${callId}`, { headers }));
+      if (call.status === 'connected' && call.transcript.length >= 1) break;
+      assert.ok(i < 600 && !call.endedAt, `the call is live: ${JSON.stringify(call)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await stopServer(first);
+    assert.ok(first.lines.some((l) => l.msg === 'live calls hung up' && l.calls === 1), 'the shutdown hangs up the live call');
+
+    const second = await startServer([], env);
+    const call = await json(await fetch(`${second.url}/api/v1/calls/${callId}`, { headers }));
+    await stopServer(second);
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'server_shutdown');
+    assert.ok(call.durationSeconds > 0);
+    assert.ok(call.costItems.some((item: { kind: string }) => item.kind === 'telephony'), 'charged to the moment it ended');
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
 async function migrateTwice(env: Record<string, string>) {
   const runs: unknown[] = [];
   for (let i = 0; i < 2; i++) {

@@ -12,6 +12,7 @@ import { apiKeyQueries } from '../src/modules/api-keys/api-keys.repo.js';
 import { auditQueries } from '../src/modules/audit/audit.repo.js';
 import { authQueries } from '../src/modules/auth/auth.repo.js';
 import { callQueries } from '../src/modules/calls/calls.repo.js';
+import { callAdminQueries } from '../src/modules/calls/calls-admin.repo.js';
 import { contactQueries } from '../src/modules/contacts/contacts.repo.js';
 import { dncQueries } from '../src/modules/dnc/dnc.repo.js';
 import { numberQueries } from '../src/modules/numbers/numbers.repo.js';
@@ -35,6 +36,12 @@ const UNSCOPED: Record<string, string> = {
   'calls.findAnyAccount': 'platform tools, signed provider callbacks and signed asset URLs name a call by id; the signature or admin check is the access',
   'calls.accountsWithQueuedCalls': 'the scheduled dispatcher goes through every account\'s queue',
   'calls.lostCallCandidates': 'the sweep after a crash looks at every account\'s live calls',
+  'callsAdmin.listPage': 'the platform administrator lists the calls of every account (platform-admin route)',
+  'callsAdmin.count': 'the platform administrator lists the calls of every account (platform-admin route)',
+  'callsAdmin.accountOfCall': 'the platform administrator names a call by id alone and the call decides the account',
+  'callsAdmin.agentById': 'a platform administrator\'s test call names an agent by id alone and the agent decides the account',
+  'callsAdmin.agentPickerPage': 'the platform administrator\'s agent picker spans every account',
+  'callsAdmin.agentPickerCount': 'the platform administrator\'s agent picker spans every account',
   'numbers.takenAmong': 'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
@@ -83,6 +90,12 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
     q.insertCostItems(ACCOUNT, ID, [{ kind: 'llm', description: 'x', quantity: '1', unit: 'x', unit_price_usd: '1', amount_usd: '1' }], new Date()),
   'calls.updateCall': (q) => q.updateCall(ACCOUNT, ID, { status: 'ringing' }, { beat: true }),
   'calls.numberActivity': (q) => q.numberActivity(ACCOUNT, ['+14155550100'], new Date(), 10),
+  'callsAdmin.listPage': (q) => q.listPage({ status: 'completed', number: '415' }, { limit: 10, offset: 0 }),
+  'callsAdmin.count': (q) => q.count({ direction: 'inbound' }),
+  'callsAdmin.agentPickerPage': (q) => q.agentPickerPage({ q: 'sal' }, { limit: 10, offset: 0 }),
+  'callsAdmin.agentPickerCount': (q) => q.agentPickerCount({}),
+  'callsAdmin.accountPickerPage': (q) => q.accountPickerPage({ q: 'acme' }, { limit: 10, offset: 0 }),
+  'callsAdmin.accountPickerCount': (q) => q.accountPickerCount({}),
   'numbers.list': (q) => q.list(ACCOUNT, { unassigned: true }, { limit: 10, offset: 0 }),
   'numbers.takenAmong': (q) => q.takenAmong(['+14155550100']),
   'numbers.routeOf': (q) => q.routeOf('+14155550100'),
@@ -112,6 +125,7 @@ const REPOS = {
   audit: auditQueries,
   auth: authQueries,
   calls: callQueries,
+  callsAdmin: callAdminQueries,
   contacts: contactQueries,
   dnc: dncQueries,
   numbers: numberQueries,

@@ -21,6 +21,7 @@ export const DOMAIN_EVENT_TYPES = [
   'call.completed',
   'call.failed',
   'call.disposition_set',
+  'call.test_placed',
   'phone_number.added',
   'phone_number.purchased',
   'phone_number.assigned',

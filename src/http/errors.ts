@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   unauthorized: { status: 401, meaning: 'No valid API key or session was sent.' },
   forbidden: { status: 403, meaning: 'Authenticated, but not allowed to do this.' },
   not_found: { status: 404, meaning: 'No such route, or no such resource in this account.' },
+  no_capture: { status: 404, meaning: 'The call has no packet capture (captures exist only for calls over a SIP trunk).' },
   request_timeout: { status: 408, meaning: 'The request was not received in time; the connection is closed.' },
   conflict: { status: 409, meaning: 'The request conflicts with the current state (a duplicate, a resource in use).' },
   dnc_listed: { status: 409, meaning: 'The number is on the account\'s do-not-call list; no call was placed.' },

@@ -86,7 +86,12 @@ export function createCallOperations(deps: CallOperationsDeps) {
   }
 
   /** Writes a new call in the queue, with its events and the job that starts it. */
-  async function enqueue(accountId: string, call: Omit<Parameters<CallsRepo['insertCall']>[1], 'id' | 'status'>, auth: Auth | null) {
+  async function enqueue(
+    accountId: string,
+    call: Omit<Parameters<CallsRepo['insertCall']>[1], 'id' | 'status'>,
+    auth: Auth | null,
+    options: { testPlacedBy?: Auth } = {},
+  ) {
     const now = clock.now();
     const id = newId();
     return repo.transaction(async (tx) => {
@@ -94,6 +99,16 @@ export function createCallOperations(deps: CallOperationsDeps) {
       const data = { callId: id, agentId: call.agent_id, contactId: call.contact_id, direction: call.direction, status: 'queued' };
       await tx.insertEvents(accountId, [{ callId: id, type: 'call.queued', data, occurredAt: now }]);
       await tx.emit({ type: 'call.queued', accountId, subject: { type: 'call', id }, data, actor: auth ? actorOf(auth) : null });
+      if (options.testPlacedBy) {
+        // The audit log of the call's account records that a platform administrator placed it.
+        await tx.emit({
+          type: 'call.test_placed',
+          accountId,
+          subject: { type: 'call', id },
+          data: { callId: id, agentId: call.agent_id, toNumber: call.to_number, fromNumber: call.from_number },
+          actor: actorOf(options.testPlacedBy),
+        });
+      }
       await tx.send('calls.run', { accountId, callId: id });
       return { callId: id, status: 'queued' as const };
     });
@@ -134,6 +149,19 @@ export function createCallOperations(deps: CallOperationsDeps) {
         auth.accountId,
         { agent_id: agent.id, contact_id: contact.id, direction: 'outbound', from_number: caller.number, to_number: contact.phone },
         auth,
+      );
+    },
+
+    /**
+     * A platform administrator's test call: queued in the agent's account (its events, costs and limits), with no
+     * contact, from `fromNumber` to `toNumber`; the checks (agent active, do-not-call, caller number) are the caller's.
+     */
+    queueTestCall(admin: Auth, accountId: string, call: { agentId: string; fromNumber: string; toNumber: string }) {
+      return enqueue(
+        accountId,
+        { agent_id: call.agentId, contact_id: null, direction: 'outbound', from_number: call.fromNumber, to_number: call.toNumber },
+        null,
+        { testPlacedBy: admin },
       );
     },
 
@@ -191,6 +219,12 @@ export function createCallOperations(deps: CallOperationsDeps) {
       await broadcast.publish(CONTROL_TOPIC, { action: 'inject', callId, text: cleaned });
       return { callId, status: call.status, requested: true };
     },
+
+    /**
+     * For a stopping process: hangs up the live calls it runs, with endReason server_shutdown and their costs to
+     * this moment, waits until their ends are written, and starts no more calls.
+     */
+    shutdown: () => runner.hangupAll('server_shutdown'),
 
     /** The calls.run job: runs the call if its account has a free slot (else it waits for one). */
     run: (accountId: string, callId: string) => runner.run(accountId, callId),

@@ -42,11 +42,15 @@ interface LiveCall {
   /** Ends the call from outside; the reason becomes its endReason. */
   abort: AbortController;
   line: FarEndLine | null;
+  /** Settles once the call's end is written. */
+  done: Promise<void>;
 }
 
 export function createCallRunner(deps: RunnerDeps) {
   const { lifecycle, repo, contacts, voice, llm, tts, objects, clock, config, runnerId, log } = deps;
   const live = new Map<string, LiveCall>();
+  /** Set when the process stops: it starts no more calls (queued ones wait for another instance or the restart). */
+  let stopping = false;
 
   async function farEndParty(accountId: string, call: CallRecord): Promise<FarEndParty> {
     const phone = (call.direction === 'outbound' ? call.to_number : call.from_number) ?? '';
@@ -125,10 +129,14 @@ export function createCallRunner(deps: RunnerDeps) {
   return {
     /** Runs the call if it can start now (see lifecycle.claim); resolves when it has ended. */
     async run(accountId: string, callId: string): Promise<{ started: boolean; status?: string }> {
+      if (stopping) return { started: false };
       const claimed = await lifecycle.claim(accountId, callId, runnerId, voice.name);
       if (!claimed) return { started: false };
-      const control: LiveCall = { abort: new AbortController(), line: null };
+      let ended!: () => void;
+      const control: LiveCall = { abort: new AbortController(), line: null, done: new Promise((resolve) => (ended = resolve)) };
       live.set(callId, control);
+      // Claimed while the process began to stop: it ends at once, like the calls already running.
+      if (stopping) control.abort.abort('server_shutdown');
       const usage = { current: {} as CallUsage };
       const beat = setInterval(
         () => void repo.heartbeat(accountId, callId, runnerId, usage.current).catch((error: unknown) => log.warn({ err: error, callId }, 'heartbeat failed')),
@@ -152,8 +160,24 @@ export function createCallRunner(deps: RunnerDeps) {
         live.delete(callId);
         control.line?.hangup();
       }
-      const finished = await lifecycle.finish(accountId, callId, report);
+      const finished = await lifecycle.finish(accountId, callId, report).finally(ended);
       return { started: true, status: finished?.status };
+    },
+
+    /**
+     * Ends every call this process runs with endReason `reason` and its costs to this moment, and waits until their
+     * ends are written: a stopping server closes its own calls rather than leave them to the sweep after a crash.
+     */
+    async hangupAll(reason: string): Promise<number> {
+      stopping = true;
+      const calls = [...live.values()];
+      for (const call of calls) {
+        // The reason first: the line's own drop would otherwise name the end.
+        call.abort.abort(reason);
+        if (call.line) voice.hangup(call.line.providerCallId);
+      }
+      await Promise.allSettled(calls.map((call) => call.done));
+      return calls.length;
     },
 
     /** Ends a call this process is running; false when it runs no such call. */

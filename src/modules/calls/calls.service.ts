@@ -73,10 +73,34 @@ export function createCallsService(deps: CallOperationsDeps) {
   const { repo } = deps;
   const operations = createCallOperations(deps);
 
-  async function requireCall(auth: Auth, id: string) {
-    const call = await repo.findById(auth.accountId, id);
+  async function detail(accountId: string, id: string) {
+    const call = await repo.findById(accountId, id);
     if (!call) throw notFound('Call');
-    return call;
+    const [turns, costItems] = await Promise.all([repo.transcript(accountId, id), repo.costItems(accountId, id)]);
+    return {
+      ...toCallItem(call),
+      agentVersion: call.agent_version,
+      campaignId: call.campaign_id,
+      fromNumber: call.from_number,
+      toNumber: call.to_number,
+      answeredAt: iso(call.answered_at),
+      endReason: call.end_reason,
+      updatedAt: call.updated_at.toISOString(),
+      transcript: turns.map(toTurn),
+      costItems: costItems.map(toCostItem),
+    };
+  }
+
+  /** One call's timeline, in the order things happened. */
+  async function eventsOfCall(accountId: string, id: string, query: ListCallEventsQuery) {
+    if (!(await repo.exists(accountId, id))) throw notFound('Call');
+    const filters = { callId: id, type: query.type };
+    const page = { limit: query.limit, offset: query.offset };
+    const [rows, total] = await Promise.all([
+      repo.listEvents(accountId, filters, page, 'oldest_first'),
+      repo.countEvents(accountId, filters),
+    ]);
+    return envelope('events', rows.map(toEvent), total, page);
   }
 
   return {
@@ -88,22 +112,10 @@ export function createCallsService(deps: CallOperationsDeps) {
       return envelope('calls', rows.map(toCallItem), total, page);
     },
 
-    async get(auth: Auth, id: string) {
-      const call = await requireCall(auth, id);
-      const [turns, costItems] = await Promise.all([repo.transcript(auth.accountId, id), repo.costItems(auth.accountId, id)]);
-      return {
-        ...toCallItem(call),
-        agentVersion: call.agent_version,
-        campaignId: call.campaign_id,
-        fromNumber: call.from_number,
-        toNumber: call.to_number,
-        answeredAt: iso(call.answered_at),
-        endReason: call.end_reason,
-        updatedAt: call.updated_at.toISOString(),
-        transcript: turns.map(toTurn),
-        costItems: costItems.map(toCostItem),
-      };
-    },
+    get: (auth: Auth, id: string) => detail(auth.accountId, id),
+
+    /** A call's detail by its account: for platform tools, which find the account from the call. */
+    detail,
 
     /**
      * GET /v1/calls/{id}/transcript.json: for the account's members, or for anyone holding a signed URL of it (the
@@ -136,16 +148,10 @@ export function createCallsService(deps: CallOperationsDeps) {
     },
 
     /** One call's timeline, in the order things happened. */
-    async callEvents(auth: Auth, id: string, query: ListCallEventsQuery) {
-      if (!(await repo.exists(auth.accountId, id))) throw notFound('Call');
-      const filters = { callId: id, type: query.type };
-      const page = { limit: query.limit, offset: query.offset };
-      const [rows, total] = await Promise.all([
-        repo.listEvents(auth.accountId, filters, page, 'oldest_first'),
-        repo.countEvents(auth.accountId, filters),
-      ]);
-      return envelope('events', rows.map(toEvent), total, page);
-    },
+    callEvents: (auth: Auth, id: string, query: ListCallEventsQuery) => eventsOfCall(auth.accountId, id, query),
+
+    /** The same, by the call's account: for platform tools. */
+    eventsOfCall,
 
     ...operations,
 
