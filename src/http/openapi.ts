@@ -259,13 +259,15 @@ function hoistNamedSchemas(doc: JsonObject) {
     if (typeof out.title !== 'string' || !('type' in out || 'anyOf' in out || 'oneOf' in out || 'enum' in out || 'allOf' in out)) return out;
     const name = out.title;
     const { title: _title, ...schema } = out;
-    const json = JSON.stringify(schema);
+    // A parameter's description moves from its schema to the parameter: compare without it.
+    const { description: _description, ...shape } = schema;
+    const json = JSON.stringify(shape);
     const earlier = named.get(name);
     if (earlier !== undefined && earlier !== json) {
       throw new OpenApiNamingError(`Two different schemas are named ${name}; give one of them another title`);
     }
     named.set(name, json);
-    schemas[name] = schema;
+    if (!schemas[name] || schema.description !== undefined) schemas[name] = schema;
     return { $ref: `#/components/schemas/${name}` };
   };
   doc.paths = visit(doc.paths);
@@ -289,6 +291,26 @@ function describeSuccess(doc: JsonObject, op: Operation) {
   ok.description = typeof described === 'string' ? described : `Success: ${(op.summary ?? 'done').replace(/^./, (c) => c.toLowerCase())}.`;
 }
 
+/**
+ * A JSON request body or 200 body that is not a named schema is named after its operation (CreateAgentRequest,
+ * ListCampaignsResponse), so SDK generators give it that name rather than an invented one.
+ */
+function nameBodies(schemas: Record<string, JsonObject>, op: Operation & { requestBody?: { content?: Record<string, { schema?: JsonObject }> } }) {
+  if (!op.operationId) return;
+  const base = op.operationId.charAt(0).toUpperCase() + op.operationId.slice(1);
+  const slots: Array<[{ schema?: JsonObject } | undefined, string]> = [
+    [op.requestBody?.content?.['application/json'], `${base}Request`],
+    [op.responses?.['200']?.content?.['application/json'], `${base}Response`],
+  ];
+  for (const [media, name] of slots) {
+    const schema = media?.schema;
+    if (!media || !schema || typeof schema.$ref === 'string' || !('type' in schema || 'anyOf' in schema || 'oneOf' in schema)) continue;
+    if (schemas[name]) throw new OpenApiNamingError(`${name} names a schema already; give the route's body a title`);
+    schemas[name] = schema;
+    media.schema = { $ref: `#/components/schemas/${name}` };
+  }
+}
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 function finishDocument(doc: JsonObject): JsonObject {
@@ -302,6 +324,7 @@ function finishDocument(doc: JsonObject): JsonObject {
       const op = item[method] as Operation & { tags?: string[] } | undefined;
       if (!op) continue;
       for (const tag of op.tags ?? []) usedTags.add(tag);
+      nameBodies(schemas, op as Operation & { requestBody?: { content?: Record<string, { schema?: JsonObject }> } });
       describeSuccess(doc, op);
       const headers = op.operationId ? RESPONSE_HEADERS[op.operationId] : undefined;
       if (headers && op.responses?.['200']) op.responses['200'].headers = { ...op.responses['200'].headers, ...headers };
