@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { App } from './types.js';
 import { ERROR_CODES } from './errors.js';
 import { DocumentedErrorSchemas, ErrorBody } from './schemas.js';
@@ -390,6 +392,27 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
     return { schema: transformed as typeof schema, url: documentedUrl };
   },
   transformObject: (document) => finishDocument(('openapiObject' in document ? document.openapiObject : document.swaggerObject) as JsonObject),
+};
+
+/** The product's logo, shown on the docs page and as its icon. */
+export const PRODUCT_LOGO_SVG = readFileSync(new URL('./docs/parley-logo.svg', import.meta.url));
+
+/** The interactive docs at /api/docs: the product's name, logo and icon, offline (everything is served locally). */
+export const docsUiOptions: FastifySwaggerUiOptions = {
+  routePrefix: '/api/docs',
+  uiConfig: { url: '/api/v1/openapi.json', deepLinking: true, displayOperationId: true, tryItOutEnabled: false },
+  logo: { type: 'image/svg+xml', content: PRODUCT_LOGO_SVG, href: '/api/docs', target: '_self' },
+  theme: {
+    title: 'Parley API',
+    favicon: [{ filename: 'parley.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: PRODUCT_LOGO_SVG }],
+    css: [
+      {
+        filename: 'parley.css',
+        // The top bar's URL box loads other documents; this page documents one API.
+        content: '.swagger-ui .topbar { background-color: #1f1a3d; } .swagger-ui .topbar .download-url-wrapper { display: none; }',
+      },
+    ],
+  },
 };
 
 export function registerSharedSchemas(app: App) {
