@@ -15,7 +15,7 @@ import { PERMISSIONS } from './permissions.js';
  * - descriptions: every operation gets one (its own, or its summary) plus who may call it; parameters without one
  *   get a default from PARAMETER_DESCRIPTIONS or their name; a 200 without one gets the schema's description.
  * - yes/no query flags are documented as the string "true" or "false", as the calls filter hasRecording is.
- * - CSV request bodies are documented as `type: string`.
+ * - CSV request bodies are documented as `type: string`, with an example; an enum of strings says `type: string`.
  */
 
 const errorTable = Object.entries(ERROR_CODES)
@@ -258,6 +258,8 @@ function hoistNamedSchemas(doc: JsonObject) {
     if (!isObject(node)) return node;
     const out: JsonObject = {};
     for (const [key, value] of Object.entries(node)) out[key] = SKIP.has(key) ? value : visit(value);
+    // An enum of strings says so: SDK generators need the type to make it an enum of their language.
+    if (Array.isArray(out.enum) && !('type' in out) && out.enum.every((v) => typeof v === 'string')) out.type = 'string';
     if (typeof out.title !== 'string' || !('type' in out || 'anyOf' in out || 'oneOf' in out || 'enum' in out || 'allOf' in out)) return out;
     const name = out.title;
     const { title: _title, ...schema } = out;

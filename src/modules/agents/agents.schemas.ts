@@ -35,7 +35,7 @@ const TransferInput = Type.Object(
     number: Type.Optional(Nullable(E164)),
     whenToTransfer: Type.Optional(ShortText('When the agent should hand the call to a person.')),
   },
-  { additionalProperties: false, description: 'Call transfer to a person. Fields left out keep their value.' },
+  { title: 'AgentTransferInput', additionalProperties: false, description: 'Call transfer to a person. Fields left out keep their value.' },
 );
 
 const VoicemailInput = Type.Object(
@@ -43,7 +43,7 @@ const VoicemailInput = Type.Object(
     action: Type.Optional(VoicemailAction),
     message: Type.Optional(ShortText('The message left after the beep; required for leave_message.')),
   },
-  { additionalProperties: false, description: 'What to do when voicemail answers. Fields left out keep their value.' },
+  { title: 'AgentVoicemailInput', additionalProperties: false, description: 'What to do when voicemail answers. Fields left out keep their value.' },
 );
 
 const writableFields = {

@@ -132,7 +132,10 @@ export type DispositionBody = Static<typeof DispositionBody>;
 export const CALL_ASSETS = ['recording', 'transcript'] as const;
 export type CallAsset = (typeof CALL_ASSETS)[number];
 
-export const AssetUrlQuery = Type.Object({ asset: StringEnum(CALL_ASSETS) }, { additionalProperties: false });
+export const AssetUrlQuery = Type.Object(
+  { asset: StringEnum(CALL_ASSETS, 'Which asset: the recording (WAV) or the transcript (JSON).') },
+  { additionalProperties: false },
+);
 export type AssetUrlQuery = Static<typeof AssetUrlQuery>;
 
 export const AssetUrl = Type.Object({
