@@ -1,7 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
-import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { buildTestApp, signUp, call, type TestApp } from './helpers.js';
 import { ERROR_CODES } from '../src/http/errors.js';
 import { deriveOperationId, PRODUCT_LOGO_SVG } from '../src/http/openapi.js';
@@ -39,7 +40,14 @@ test('openapi.json is OpenAPI 3.1, version 1.0.0, public, with both security sch
   for (const code of Object.keys(ERROR_CODES)) assert.ok(doc.info.description.includes(`| ${code} |`), code);
 });
 
+/** The lint engine of @redocly/cli (the one its `redocly lint` runs), called in process to stay fast. */
+async function redoclyCore(): Promise<typeof import('@redocly/openapi-core')> {
+  const fromCli = createRequire(createRequire(import.meta.url).resolve('@redocly/cli/package.json'));
+  return import(pathToFileURL(fromCli.resolve('@redocly/openapi-core')).href);
+}
+
 test("Redocly's recommended-strict ruleset finds nothing", async () => {
+  const { createConfig, lintFromString } = await redoclyCore();
   const config = await createConfig({ extends: ['recommended-strict'] });
   const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config });
   const report = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
