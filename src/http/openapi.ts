@@ -292,7 +292,12 @@ function describeSuccess(doc: JsonObject, op: Operation) {
   const schema = Object.values(ok.content ?? {})[0]?.schema;
   const ref = typeof schema?.$ref === 'string' ? schemas[schema.$ref.split('/').at(-1)!] : undefined;
   const described = (ref ?? schema)?.description;
-  ok.description = typeof described === 'string' ? described : `Success: ${(op.summary ?? 'done').replace(/^./, (c) => c.toLowerCase())}.`;
+  const properties = ((ref ?? schema)?.properties ?? {}) as Record<string, JsonObject>;
+  const items = Object.keys(properties).find((name) => properties[name]?.type === 'array');
+  if (typeof described === 'string') ok.description = described;
+  else if (items && ['total', 'limit', 'offset'].every((name) => name in properties)) {
+    ok.description = `A page: \`${items}\` holds the items; \`total\` counts every match, \`limit\` and \`offset\` echo the paging.`;
+  } else ok.description = `Success: ${(op.summary ?? 'done').replace(/^./, (c) => c.toLowerCase())}.`;
 }
 
 /**

@@ -75,7 +75,7 @@ export const AgentListItem = Type.Object({
   inboundDid: Nullable(Type.String({ description: 'The inbound number assigned to the agent; set by phone-number assignment.' })),
   lastCallAt: Nullable(DateTime),
   createdAt: DateTime,
-}, { title: 'Agent' });
+}, { title: 'Agent', description: 'An agent as lists show it.' });
 
 export const Agent = Type.Object({
   ...AgentListItem.properties,
@@ -84,7 +84,7 @@ export const Agent = Type.Object({
   transfer: Type.Object({ number: Nullable(E164), whenToTransfer: Type.String() }),
   voicemail: Type.Object({ action: VoicemailAction, message: Type.String() }),
   systemPrompt: Type.String({ description: 'Read-only: the non-empty prompt parts, assembled in order under headings.' }),
-}, { title: 'AgentDetail' });
+}, { title: 'AgentDetail', description: 'An agent in full: its settings, prompt parts and the assembled system prompt.' });
 
 export const AgentList = Type.Object({ agents: Type.Array(AgentListItem), ...PageFields }, { title: 'AgentPage' });
 
@@ -97,6 +97,6 @@ export const AgentVersion = Type.Object({
     description: 'Fields that differ from the previous version; for version 1, the non-empty ones.',
   }),
   parts: Type.Object(VersionedFields, { description: 'The full snapshot of the prompt at this version.' }),
-}, { title: 'AgentVersion' });
+}, { title: 'AgentVersion', description: 'A saved version of the prompt of an agent.' });
 
 export const AgentVersionList = Type.Object({ versions: Type.Array(AgentVersion), ...PageFields }, { title: 'AgentVersionPage' });

@@ -47,7 +47,7 @@ export const CallItem = Type.Object({
   startedAt: Nullable(DateTime),
   endedAt: Nullable(DateTime),
   createdAt: DateTime,
-}, { title: 'Call' });
+}, { title: 'Call', description: 'A call as lists show it.' });
 
 export const CallList = Type.Object({ calls: Type.Array(CallItem), ...PageFields }, { title: 'CallPage' });
 
@@ -80,9 +80,9 @@ export const CallDetail = Type.Object({
   updatedAt: DateTime,
   transcript: Type.Array(TranscriptTurn, { description: 'Turns in spoken order.' }),
   costItems: Type.Array(CostItem, { description: 'Line items; their amounts add up to totalCostUsd.' }),
-}, { title: 'CallDetail' });
+}, { title: 'CallDetail', description: 'A call in full, with its transcript and cost line items.' });
 
-export const CallTranscript = Type.Object({ callId: Uuid, turns: Type.Array(TranscriptTurn) }, { title: 'CallTranscript' });
+export const CallTranscript = Type.Object({ callId: Uuid, turns: Type.Array(TranscriptTurn) }, { title: 'CallTranscript', description: 'The transcript of a call, turn by turn.' });
 
 export const CallEvent = Type.Object({
   id: Uuid,
@@ -90,7 +90,7 @@ export const CallEvent = Type.Object({
   type: StringEnum(CALL_EVENT_TYPES),
   occurredAt: DateTime,
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'What the event carries; depends on its type.' }),
-}, { title: 'CallEvent' });
+}, { title: 'CallEvent', description: 'Something that happened during a call.' });
 
 export const CallEventList = Type.Object({ events: Type.Array(CallEvent), ...PageFields }, { title: 'CallEventPage' });
 
@@ -124,7 +124,7 @@ export type PlaceCallBody = Static<typeof PlaceCallBody>;
 export const PlacedCall = Type.Object({
   callId: Uuid,
   status: StringEnum(CALL_STATUSES, 'queued: the call waits for a free slot of the account and starts on its own.'),
-}, { title: 'PlacedCall' });
+}, { title: 'PlacedCall', description: 'The call just placed.' });
 
 export const DispositionBody = Type.Object({ disposition: DispositionCode }, { additionalProperties: false });
 export type DispositionBody = Static<typeof DispositionBody>;
@@ -141,7 +141,7 @@ export type AssetUrlQuery = Static<typeof AssetUrlQuery>;
 export const AssetUrl = Type.Object({
   url: Type.String({ description: 'A signed URL that needs no credentials until expiresAt.' }),
   expiresAt: DateTime,
-}, { title: 'AssetUrl' });
+}, { title: 'AssetUrl', description: 'A signed URL to a call asset.' });
 
 export const SignedAssetQuery = Type.Object(
   {

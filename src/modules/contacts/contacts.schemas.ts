@@ -61,7 +61,7 @@ export const ImportResult = Type.Object({
   listId: Uuid,
   counts: ImportCounts,
   errors: Type.Array(RowError, { description: 'The first 100 invalid rows.' }),
-}, { title: 'ContactImportResult' });
+}, { title: 'ContactImportResult', description: 'The new list, its counts, and the first rows that could not be imported.' });
 
 export const ContactList = Type.Object({
   id: Uuid,
@@ -70,7 +70,7 @@ export const ContactList = Type.Object({
   duplicatePolicy: Type.Enum([...DUPLICATE_POLICIES]),
   counts: ImportCounts,
   createdAt: DateTime,
-}, { title: 'ContactList' });
+}, { title: 'ContactList', description: 'A contact list imported from CSV, with its import counts.' });
 
 export const ContactListPage = Type.Object({ contactLists: Type.Array(ContactList), ...PageFields }, { title: 'ContactListPage' });
 
@@ -90,12 +90,12 @@ export const Contact = Type.Object({
   dnc: Type.Boolean({ description: 'The number is on the do-not-call list: no campaign dials it.' }),
   createdAt: DateTime,
   updatedAt: DateTime,
-}, { title: 'Contact' });
+}, { title: 'Contact', description: 'A contact as lists show it.' });
 
 export const ContactDetail = Type.Object({
   ...Contact.properties,
   lists: Type.Array(Type.Object({ id: Uuid, name: Type.String() })),
-}, { title: 'ContactDetail' });
+}, { title: 'ContactDetail', description: 'A contact, with the lists it is in.' });
 
 export const ContactPage = Type.Object({ contacts: Type.Array(Contact), ...PageFields }, { title: 'ContactPage' });
 

@@ -53,6 +53,6 @@ export const DispositionCode = Type.Object({
   active: Type.Boolean(),
   createdAt: DateTime,
   updatedAt: DateTime,
-}, { title: 'DispositionCode' });
+}, { title: 'DispositionCode', description: 'An outcome a call can be marked with.' });
 
 export const DispositionCodeList = Type.Object({ dispositionCodes: Type.Array(DispositionCode), ...PageFields }, { title: 'DispositionCodePage' });

@@ -35,7 +35,7 @@ export const PhoneNumber = Type.Object({
   reputation: Nullable(Type.Object(ReputationFields, { description: 'The last reputation check; null before the first.' })),
   createdAt: DateTime,
   updatedAt: DateTime,
-}, { title: 'PhoneNumber' });
+}, { title: 'PhoneNumber', description: 'A number of the account to call from, and the agent that takes its inbound calls.' });
 
 export const PhoneNumberList = Type.Object({ phoneNumbers: Type.Array(PhoneNumber), ...PageFields }, { title: 'PhoneNumberPage' });
 
@@ -99,4 +99,4 @@ export const InboundRoute = Type.Object({
   agentName: Type.String(),
   agentStatus: AgentStatus,
   accountId: Uuid,
-}, { title: 'InboundRoute' });
+}, { title: 'InboundRoute', description: 'The agent that takes calls to the number.' });
