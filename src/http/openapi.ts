@@ -275,6 +275,7 @@ function hoistNamedSchemas(doc: JsonObject) {
     return { $ref: `#/components/schemas/${name}` };
   };
   doc.paths = visit(doc.paths);
+  if (doc.webhooks) doc.webhooks = visit(doc.webhooks);
 }
 
 interface Operation {
