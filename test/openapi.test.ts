@@ -140,6 +140,18 @@ test('resources are named schemas, used by $ref, never copied inline', () => {
   assert.deepEqual(copies, [], 'inline copies of one object schema');
 });
 
+test('webhooks sections added to the document get names and a refusal answer', async () => {
+  const { openApiOptions } = await import('../src/http/openapi.js');
+  const webhook = { post: { summary: 'call.completed', tags: ['webhooks'], responses: { '200': { description: 'Acknowledged.' } } } };
+  const finished = openApiOptions.transformObject!({
+    openapiObject: { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {}, components: { schemas: {} }, webhooks: { 'call.completed': webhook } },
+  }) as Json;
+  assert.equal(finished.webhooks['call.completed'].post.operationId, 'callCompletedWebhook');
+  assert.ok(finished.webhooks['call.completed'].post.responses['4XX'].description);
+  assert.equal((webhook.post as Json).operationId, undefined, 'the options are not changed');
+  assert.ok(finished.tags.some((tag: Json) => tag.name === 'webhooks' && tag.description));
+});
+
 test('every tag in use is declared, with a description', () => {
   const declared = new Map<string, string | undefined>(doc.tags.map((tag: Json) => [tag.name, tag.description]));
   for (const { where, op } of operations()) {

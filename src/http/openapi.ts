@@ -42,6 +42,7 @@ export const API_TAGS: Array<{ name: string; description: string }> = [
   { name: 'webhooks', description: 'Webhook endpoints: signed HTTP notifications of what happens in the account.' },
   { name: 'audit', description: 'The audit log: who changed what in the account.' },
   { name: 'admin', description: 'Platform administration: accounts and users across the platform.' },
+  { name: 'admin: calls', description: 'Platform administration: calls across every account.' },
   { name: 'admin: catalog', description: 'Platform administration: the model catalog, telephony rates and the platform fee.' },
   { name: 'voice provider', description: 'Signed callbacks from the voice provider; not for API clients.' },
 ];
@@ -96,6 +97,15 @@ const OPERATION_IDS: Record<string, string> = {
   'PUT /v1/admin/rates/telephony': 'setTelephonyRates',
   'POST /v1/internal/voice-provider/post-call': 'reportVoiceProviderPostCall',
   'POST /v1/internal/voice-provider/inbound': 'routeVoiceProviderInbound',
+  // Action routes of modules built alongside; a route's own schema.operationId still wins.
+  'POST /v1/agents/wizard/generate': 'generateAgentDefinition',
+  'POST /v1/wizard/agents': 'createAgentWithWizard',
+  'POST /v1/agents/safety-check': 'checkAgentSafety',
+  'POST /v1/llm-proxy/{agentId}/chat/completions': 'createChatCompletion',
+  'POST /v1/kb/import-pdf': 'importKnowledgeBasePdf',
+  'POST /v1/campaigns/{id}/start': 'startCampaign',
+  'POST /v1/campaigns/{id}/pause': 'pauseCampaign',
+  'GET /v1/campaigns/{id}/stats': 'getCampaignStats',
 };
 
 /** Descriptions of parameters that say nothing themselves, by location and name. */
@@ -342,6 +352,17 @@ function finishDocument(doc: JsonObject): JsonObject {
         const error = op.responses?.[status];
         if (error) error.description = status === '4XX' ? 'The request was refused; `error` says why.' : 'The service failed; `error` says why.';
       }
+    }
+  }
+  // Webhooks (what the service sends to a subscriber) are named after their event and say what a refusal does.
+  for (const [event, item] of Object.entries((doc.webhooks ?? {}) as Record<string, JsonObject>)) {
+    for (const method of METHODS) {
+      const op = item[method] as Operation & { tags?: string[] } | undefined;
+      if (!op) continue;
+      for (const tag of op.tags ?? []) usedTags.add(tag);
+      op.operationId ??= `${event.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w, i) => (i ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join('')}Webhook`;
+      op.responses ??= {};
+      op.responses['4XX'] ??= { description: 'Any answer other than a 2xx fails the delivery attempt.' };
     }
   }
   const declared = new Set(API_TAGS.map((t) => t.name));
