@@ -17,7 +17,7 @@ import { allow, checkAccess, routeAccess, type Access } from './http/access.js';
 import { countFailedAuthentication, createRateLimits, enforceHealthRateLimit, enforceRateLimit, refuseBlockedClient } from './http/rate-limit.js';
 import { checkRequestText, createValidatorCompiler, registerJsonBodyParser } from './http/validation.js';
 import { registerCsvBodyParser } from './http/csv-body.js';
-import { openApiOptions, registerSharedSchemas } from './http/openapi.js';
+import { docsUiOptions, openApiOptions, registerSharedSchemas } from './http/openapi.js';
 import type { App } from './http/types.js';
 import type { Config } from './config.js';
 import { createServices, type CoreDeps, type Services } from './services.js';
@@ -103,7 +103,7 @@ export async function buildApp(options: BuildAppOptions) {
   registerSharedSchemas(app);
   await app.register(cookie);
   await app.register(swagger, openApiOptions);
-  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { url: '/api/v1/openapi.json' } });
+  await app.register(swaggerUi, docsUiOptions);
 
   // Every versioned route says who may call it; a route that forgets is a startup error, not an open door.
   const routes: RegisteredRoute[] = [];

@@ -1,60 +1,235 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, type TestApp } from './helpers.js';
+import { Ajv } from 'ajv';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { buildTestApp, signUp, call, type TestApp } from './helpers.js';
 import { ERROR_CODES } from '../src/http/errors.js';
+import { deriveOperationId, PRODUCT_LOGO_SVG } from '../src/http/openapi.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the document is walked as plain JSON */
+type Json = Record<string, any>;
 
 let t: TestApp;
-before(async () => (t = await buildTestApp()));
-after(() => t.close());
-
-test('openapi.json is OpenAPI 3.1, version 1.0.0, public, with both security schemes', async () => {
+let doc: Json;
+before(async () => {
+  t = await buildTestApp();
   const response = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
   assert.equal(response.statusCode, 200);
-  const doc = response.json();
+  doc = response.json();
+});
+after(() => t.close());
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+function operations(): Array<{ where: string; path: string; method: string; op: Json }> {
+  return Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
+    METHODS.filter((m) => item[m]).map((method) => ({ where: `${method.toUpperCase()} ${path}`, path, method, op: item[method] })),
+  );
+}
+const component = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')];
+
+test('openapi.json is OpenAPI 3.1, version 1.0.0, public, with both security schemes', async () => {
   assert.equal(doc.openapi, '3.1.0');
   assert.equal(doc.info.version, '1.0.0');
   assert.deepEqual(doc.servers, [{ url: '/api' }]);
   assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKey', 'session']);
-  assert.equal(doc.components.securitySchemes.session.name, 'vsid');
+  assert.deepEqual(
+    { type: doc.components.securitySchemes.session.type, in: doc.components.securitySchemes.session.in, name: doc.components.securitySchemes.session.name },
+    { type: 'apiKey', in: 'cookie', name: 'vsid' },
+  );
   for (const code of Object.keys(ERROR_CODES)) assert.ok(doc.info.description.includes(`| ${code} |`), code);
 });
 
-test('every operation documents its request, its 200 body and the error body', async () => {
-  const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-  const errorCodes = doc.components.schemas.ErrorBody.properties.error.anyOf.map((s: { const?: string; enum?: string[] }) => s.const ?? s.enum?.[0]);
-  assert.deepEqual(errorCodes.sort(), Object.keys(ERROR_CODES).sort());
-  let operations = 0;
-  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+/** The lint engine of @redocly/cli (the one its `redocly lint` runs), called in process to stay fast. */
+async function redoclyCore(): Promise<typeof import('@redocly/openapi-core')> {
+  const fromCli = createRequire(createRequire(import.meta.url).resolve('@redocly/cli/package.json'));
+  return import(pathToFileURL(fromCli.resolve('@redocly/openapi-core')).href);
+}
+
+test("Redocly's recommended-strict ruleset finds nothing", async () => {
+  const { createConfig, lintFromString } = await redoclyCore();
+  const config = await createConfig({ extends: ['recommended-strict'] });
+  const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config });
+  const report = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+  assert.deepEqual(report, []);
+});
+
+test('every operation has a unique operationId, a summary, a description, its 200 body and the error body', () => {
+  const ids = new Map<string, string>();
+  const all = operations();
+  for (const { where, path, method, op } of all) {
     assert.ok(path === '/health' || path.startsWith('/v1/'), `path relative to the /api base: ${path}`);
-    for (const [method, op] of Object.entries<any>(item)) {
-      operations++;
-      const where = `${method.toUpperCase()} ${path}`;
-      assert.ok(op.summary, `${where} has a summary`);
-      const okContent = Object.values<{ schema?: unknown }>(op.responses['200']?.content ?? {});
-      assert.ok(okContent.length > 0 && okContent.every((c) => c.schema), `${where} documents its 200 body`);
-      assert.equal(op.responses['4XX']?.content?.['application/json']?.schema?.$ref, '#/components/schemas/ErrorBody', `${where} 4xx`);
-      assert.equal(op.responses['5XX']?.content?.['application/json']?.schema?.$ref, '#/components/schemas/ErrorBody', `${where} 5xx`);
-      if (['post', 'put', 'patch'].includes(method) && !op.requestBody) {
-        // Action endpoints without a body (logout, revoke-all, start/pause) are fine; a body must be documented when taken.
-        assert.ok(!/register|login|api-keys$/.test(path), `${where} documents its request body`);
-      }
+    assert.match(op.operationId ?? '', /^[a-z][A-Za-z0-9]*$/, `${where} has a camelCase operationId`);
+    assert.equal(ids.get(op.operationId), undefined, `${where} and ${ids.get(op.operationId)} share ${op.operationId}`);
+    ids.set(op.operationId, where);
+    assert.ok(op.summary, `${where} has a summary`);
+    assert.ok(op.description, `${where} has a description`);
+    const ok = op.responses['200'];
+    assert.ok(ok.description && ok.description !== 'Default Response', `${where} describes its 200`);
+    const okContent = Object.values<Json>(ok.content ?? {});
+    assert.ok(okContent.length > 0 && okContent.every((c) => c.schema), `${where} documents its 200 body`);
+    for (const status of ['4XX', '5XX']) {
+      assert.equal(op.responses[status]?.content?.['application/json']?.schema?.$ref, '#/components/schemas/ErrorBody', `${where} ${status}`);
+    }
+    if (['post', 'put', 'patch'].includes(method) && !op.requestBody) {
+      // Action endpoints without a body (logout, revoke-all, start/pause) are fine; a body must be documented when taken.
+      assert.ok(!/register|login|api-keys$/.test(path), `${where} documents its request body`);
+    }
+    for (const parameter of op.parameters ?? []) {
+      assert.ok(parameter.description, `${where}: the ${parameter.in} parameter ${parameter.name} has a description`);
     }
   }
-  assert.ok(operations >= 13);
-  const register = doc.paths['/v1/auth/register'].post;
-  assert.deepEqual(register.security, [], 'public routes need no credentials');
-  assert.ok(register.requestBody.content['application/json'].schema.properties.email);
+  assert.ok(all.length >= 70);
+  assert.deepEqual(doc.paths['/v1/auth/register'].post.security, [], 'public routes need no credentials');
 });
 
-test('interactive docs are served at /api/docs without credentials', async () => {
-  const response = await t.app.inject({ method: 'GET', url: '/api/docs/' });
-  assert.equal(response.statusCode, 200);
-  assert.match(response.headers['content-type'] as string, /text\/html/);
-  assert.match(response.body, /swagger/i);
+test('operationIds are stable names a client calls', () => {
+  const byRoute = Object.fromEntries(operations().map(({ where, op }) => [where, op.operationId]));
+  const expected: Record<string, string> = {
+    'GET /v1/calls': 'listCalls',
+    'GET /v1/calls/{id}': 'getCall',
+    'POST /v1/agents': 'createAgent',
+    'PATCH /v1/agents/{id}': 'updateAgent',
+    'GET /v1/agents/{id}/versions/{version}': 'getAgentVersion',
+    'POST /v1/contact-lists': 'importContactList',
+    'GET /v1/exports/contacts.csv': 'exportContacts',
+    'POST /v1/crm/contacts/{id}/call': 'placeCall',
+    'POST /v1/auth/login': 'login',
+    'POST /v1/dnc/bulk': 'addDncEntriesInBulk',
+    'DELETE /v1/api-keys/{id}': 'deleteApiKey',
+  };
+  for (const [where, operationId] of Object.entries(expected)) assert.equal(byRoute[where], operationId, where);
 });
 
-test('query parameters with defaults are documented as optional', async () => {
-  const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+test('operationIds a route does not name are derived from method and path', () => {
+  assert.equal(deriveOperationId('GET', '/v1/campaigns'), 'listCampaigns');
+  assert.equal(deriveOperationId('GET', '/v1/campaigns/{id}'), 'getCampaign');
+  assert.equal(deriveOperationId('POST', '/v1/campaigns'), 'createCampaign');
+  assert.equal(deriveOperationId('PATCH', '/v1/webhooks/{id}'), 'updateWebhook');
+  assert.equal(deriveOperationId('DELETE', '/v1/webhook-endpoints/{id}'), 'deleteWebhookEndpoint');
+  assert.equal(deriveOperationId('GET', '/v1/campaigns/{id}/stats'), 'listCampaignStats');
+  assert.equal(deriveOperationId('POST', '/v1/campaigns/{id}/start'), 'createCampaignStart');
+  assert.equal(deriveOperationId('GET', '/v1/agent-templates/{id}'), 'getAgentTemplate');
+  assert.equal(deriveOperationId('GET', '/v1/status'), 'listStatus');
+});
+
+test('resources are named schemas, used by $ref, never copied inline', () => {
+  const schemas = doc.components.schemas;
+  for (const name of ['Agent', 'AgentDetail', 'Call', 'CallDetail', 'Contact', 'ContactList', 'DncEntry', 'ApiKey', 'ErrorBody', 'PhoneNumber']) {
+    assert.ok(schemas[name], `${name} is a component`);
+  }
+  assert.equal(doc.paths['/v1/calls'].get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/CallPage');
+  assert.equal(schemas.CallPage.properties.calls.items.$ref, '#/components/schemas/Call');
+  assert.equal(doc.paths['/v1/agents/{id}'].get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/AgentDetail');
+  assert.equal(doc.paths['/v1/agents'].post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/CreateAgentRequest');
+  // An object schema (two or more fields) written out in two places is a resource that needs a title.
+  const seen = new Map<string, number>();
+  const visit = (node: unknown, topLevel: boolean) => {
+    if (Array.isArray(node)) return node.forEach((n) => visit(n, false));
+    if (typeof node !== 'object' || node === null) return;
+    const schema = node as Json;
+    if (!topLevel && schema.type === 'object' && Object.keys(schema.properties ?? {}).length >= 2) {
+      const key = JSON.stringify(schema);
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    for (const [key, value] of Object.entries(schema)) if (!['example', 'examples'].includes(key)) visit(value, false);
+  };
+  visit(doc.paths, false);
+  for (const schema of Object.values(schemas)) visit(schema, true);
+  const copies = [...seen].filter(([, count]) => count > 1).map(([json]) => json.slice(0, 160));
+  assert.deepEqual(copies, [], 'inline copies of one object schema');
+});
+
+test('webhooks sections added to the document get names and a refusal answer', async () => {
+  const { openApiOptions } = await import('../src/http/openapi.js');
+  const webhook = { post: { summary: 'call.completed', tags: ['webhooks'], responses: { '200': { description: 'Acknowledged.' } } } };
+  const finished = openApiOptions.transformObject!({
+    openapiObject: { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {}, components: { schemas: {} }, webhooks: { 'call.completed': webhook } },
+  }) as Json;
+  assert.equal(finished.webhooks['call.completed'].post.operationId, 'callCompletedWebhook');
+  assert.ok(finished.webhooks['call.completed'].post.responses['4XX'].description);
+  assert.equal((webhook.post as Json).operationId, undefined, 'the options are not changed');
+  assert.ok(finished.tags.some((tag: Json) => tag.name === 'webhooks' && tag.description));
+});
+
+test('every tag in use is declared, with a description', () => {
+  const declared = new Map<string, string | undefined>(doc.tags.map((tag: Json) => [tag.name, tag.description]));
+  for (const { where, op } of operations()) {
+    for (const tag of op.tags ?? []) assert.ok(declared.get(tag), `${where}: tag "${tag}" is declared with a description (API_TAGS)`);
+  }
+});
+
+test('a yes/no query flag is the string "true" or "false" everywhere', async () => {
+  const flags: string[] = [];
+  for (const { where, op } of operations()) {
+    for (const parameter of (op.parameters ?? []).filter((p: Json) => p.in === 'query')) {
+      const schema = parameter.schema.$ref ? component(parameter.schema.$ref) : parameter.schema;
+      assert.notEqual(schema.type, 'boolean', `${where} ${parameter.name}`);
+      if (JSON.stringify(schema.enum) === '["true","false"]') flags.push(`${where} ${parameter.name}`);
+    }
+  }
+  assert.ok(flags.includes('GET /v1/calls hasRecording'));
+  assert.ok(flags.includes('GET /v1/contacts dnc'));
+  // On the wire both are accepted as documented.
+  const owner = await signUp(t.app);
+  assert.equal((await call(owner, 'GET', '/contacts?dnc=true')).statusCode, 200);
+  assert.equal((await call(owner, 'GET', '/calls?hasRecording=true')).statusCode, 200);
+  assert.equal((await call(owner, 'GET', '/contacts?dnc=yes')).statusCode, 400);
+});
+
+test('CSV bodies are text with an example; the export answers text/csv', () => {
+  const csvBody = doc.paths['/v1/contact-lists'].post.requestBody.content['text/csv'];
+  assert.equal(csvBody.schema.type, 'string');
+  assert.match(csvBody.example, /^phone,/);
+  assert.equal(doc.paths['/v1/dnc/bulk'].post.requestBody.content['text/csv'].schema.type, 'string');
+  const exported = doc.paths['/v1/exports/contacts.csv'].get.responses['200'].content;
+  assert.deepEqual(Object.keys(exported), ['text/csv']);
+  assert.equal(exported['text/csv'].schema.type, 'string');
+});
+
+test('register, login and switch-account document the session cookie they set', () => {
+  for (const path of ['/v1/auth/register', '/v1/auth/login', '/v1/auth/switch-account']) {
+    const header = doc.paths[path].post.responses['200'].headers?.['Set-Cookie'];
+    assert.match(header?.description ?? '', /vsid/, path);
+  }
+});
+
+test('the error body is typed per code, and real errors match it', async () => {
+  const schemas = doc.components.schemas;
+  const variants = schemas.ErrorBody.oneOf.map((s: Json) => component(s.$ref));
+  const codes = variants.flatMap((v: Json) => v.properties.error.enum ?? [v.properties.error.const]);
+  assert.deepEqual(codes.sort(), Object.keys(ERROR_CODES).sort());
+  assert.equal(schemas.ValidationFailedError.properties.details.properties.fields.type, 'array');
+  assert.equal(schemas.RateLimitedError.properties.details.properties.retryAfterSec.type, 'integer');
+  assert.equal(schemas.InvalidCsvError.properties.details.properties.line.type, 'integer');
+
+  const ajv = new Ajv({ strict: false });
+  const validate = ajv.compile({ ...doc, $ref: '#/components/schemas/ErrorBody' });
+  const owner = await signUp(t.app);
+  const invalid = await call(owner, 'GET', '/calls?status=bogus');
+  assert.ok(validate(invalid.json()), JSON.stringify(validate.errors));
+  const csv = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/contact-lists?name=Broken',
+    headers: { authorization: `Bearer ${owner.apiKey}`, 'content-type': 'text/csv' },
+    payload: 'phone,name\n"+14155550123,Ada\n',
+  });
+  assert.equal(csv.json().error, 'invalid_csv');
+  assert.ok(validate(csv.json()), JSON.stringify(validate.errors));
+});
+
+test('the docs page at /api/docs shows Parley, with its logo, without credentials', async () => {
+  const page = await t.app.inject({ method: 'GET', url: '/api/docs/' });
+  assert.equal(page.statusCode, 200);
+  assert.match(page.headers['content-type'] as string, /text\/html/);
+  assert.match(page.body, /<title>Parley API<\/title>/);
+  assert.match(page.body, /parley\.svg/, 'the icon is the logo');
+  const initializer = await t.app.inject({ method: 'GET', url: '/api/docs/static/swagger-initializer.js' });
+  assert.ok(initializer.body.includes(Buffer.from(PRODUCT_LOGO_SVG).toString('base64')), 'the top bar shows the logo');
+  assert.match(PRODUCT_LOGO_SVG.toString(), /<title>Parley<\/title>/);
+});
+
+test('query parameters with defaults are documented as optional', () => {
   const params = doc.paths['/v1/agents'].get.parameters as Array<{ name: string; required?: boolean }>;
   for (const name of ['limit', 'offset']) {
     const param = params.find((p) => p.name === name)!;

@@ -21,6 +21,87 @@ export const ErrorBody = Type.Object(
 
 const errorRef = Type.Unsafe({ $ref: 'ErrorBody#' });
 
+const SPECIFIC_ERRORS = {
+  validation_failed: {
+    name: 'ValidationFailedError',
+    details: {
+      type: 'object',
+      required: ['fields'],
+      properties: {
+        fields: {
+          type: 'array',
+          description: 'One entry per failing field.',
+          items: {
+            type: 'object',
+            required: ['field', 'message'],
+            properties: {
+              field: { type: 'string', description: 'Where: body, querystring or params, then the path, e.g. body/transfer/number.', examples: ['querystring/status'] },
+              message: { type: 'string', description: 'What is wrong with it.' },
+            },
+          },
+        },
+      },
+    },
+  },
+  rate_limited: {
+    name: 'RateLimitedError',
+    details: {
+      type: 'object',
+      required: ['retryAfterSec'],
+      properties: { retryAfterSec: { type: 'integer', minimum: 0, description: 'Seconds to wait before trying again (also in Retry-After).' } },
+    },
+  },
+  invalid_csv: {
+    name: 'InvalidCsvError',
+    details: {
+      type: 'object',
+      required: ['line'],
+      properties: {
+        line: { type: 'integer', minimum: 1, description: 'The line of the file where reading failed, from 1.' },
+        reason: { type: 'string', description: 'Why the line could not be read.' },
+      },
+    },
+  },
+} as const;
+
+const errorVariant = (codes: string[], details: object, description: string) => ({
+  type: 'object',
+  description,
+  required: ['error', 'message', 'details'],
+  properties: {
+    error: codes.length === 1 ? { type: 'string', const: codes[0] } : { type: 'string', enum: codes },
+    message: { type: 'string', description: 'For people; it may change. Branch on error, never on message.' },
+    details,
+  },
+});
+
+/**
+ * The error body as the API document shows it: one schema per code whose details have a fixed shape, and one for
+ * the rest, so a generated client narrows details by checking error. (The runtime schema accepts them all.)
+ */
+export const DocumentedErrorSchemas: Record<string, object> = (() => {
+  const specific = Object.keys(SPECIFIC_ERRORS);
+  const others = Object.keys(ERROR_CODES).filter((code) => !specific.includes(code));
+  const schemas: Record<string, object> = {};
+  const mapping: Record<string, string> = {};
+  for (const [code, { name, details }] of Object.entries(SPECIFIC_ERRORS)) {
+    schemas[name] = errorVariant([code], details, ERROR_CODES[code as keyof typeof ERROR_CODES].meaning);
+    mapping[code] = `#/components/schemas/${name}`;
+  }
+  schemas.GeneralError = errorVariant(
+    others,
+    { type: 'object', additionalProperties: {}, description: 'Extra facts about the error; none are guaranteed.' },
+    'Any other error; the table in the introduction says what each code means.',
+  );
+  for (const code of others) mapping[code] = '#/components/schemas/GeneralError';
+  schemas.ErrorBody = {
+    description: 'The error body of every non-2xx answer: { error, message, details }. details depends on error.',
+    oneOf: Object.keys(schemas).map((name) => ({ $ref: `#/components/schemas/${name}` })),
+    discriminator: { propertyName: 'error', mapping },
+  };
+  return schemas;
+})();
+
 /** Response map for a route: its 200 body plus the shared error body for 4xx and 5xx. */
 export function responses<T extends TSchema>(ok: T) {
   return { 200: ok, '4xx': errorRef, '5xx': errorRef } as const;
@@ -69,6 +150,6 @@ export const PageFields = {
   offset: Type.Integer(),
 };
 
-export const OkBody = Type.Object({ ok: Type.Literal(true) });
+export const OkBody = Type.Object({ ok: Type.Literal(true) }, { title: 'Ok', description: 'Done.' });
 
-export const DeletedBody = Type.Object({ id: Type.String(), deleted: Type.Literal(true) });
+export const DeletedBody = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { title: 'Deleted', description: 'The resource was deleted.' });

@@ -4,6 +4,7 @@ import { PROMPT_LIMITS, VERSIONED_FIELDS } from './agents.prompt.js';
 import { AGENT_STATUSES, VOICEMAIL_ACTIONS } from './agents.tables.js';
 
 export const AgentStatus = Type.Enum([...AGENT_STATUSES], {
+  title: 'AgentStatus',
   description: 'draft and paused agents take no new calls; any status may move to any other.',
 });
 const VoicemailAction = Type.Enum([...VOICEMAIL_ACTIONS]);
@@ -34,7 +35,7 @@ const TransferInput = Type.Object(
     number: Type.Optional(Nullable(E164)),
     whenToTransfer: Type.Optional(ShortText('When the agent should hand the call to a person.')),
   },
-  { additionalProperties: false, description: 'Call transfer to a person. Fields left out keep their value.' },
+  { title: 'AgentTransferInput', additionalProperties: false, description: 'Call transfer to a person. Fields left out keep their value.' },
 );
 
 const VoicemailInput = Type.Object(
@@ -42,7 +43,7 @@ const VoicemailInput = Type.Object(
     action: Type.Optional(VoicemailAction),
     message: Type.Optional(ShortText('The message left after the beep; required for leave_message.')),
   },
-  { additionalProperties: false, description: 'What to do when voicemail answers. Fields left out keep their value.' },
+  { title: 'AgentVoicemailInput', additionalProperties: false, description: 'What to do when voicemail answers. Fields left out keep their value.' },
 );
 
 const writableFields = {
@@ -74,7 +75,7 @@ export const AgentListItem = Type.Object({
   inboundDid: Nullable(Type.String({ description: 'The inbound number assigned to the agent; set by phone-number assignment.' })),
   lastCallAt: Nullable(DateTime),
   createdAt: DateTime,
-});
+}, { title: 'Agent', description: 'An agent as lists show it.' });
 
 export const Agent = Type.Object({
   ...AgentListItem.properties,
@@ -83,9 +84,9 @@ export const Agent = Type.Object({
   transfer: Type.Object({ number: Nullable(E164), whenToTransfer: Type.String() }),
   voicemail: Type.Object({ action: VoicemailAction, message: Type.String() }),
   systemPrompt: Type.String({ description: 'Read-only: the non-empty prompt parts, assembled in order under headings.' }),
-});
+}, { title: 'AgentDetail', description: 'An agent in full: its settings, prompt parts and the assembled system prompt.' });
 
-export const AgentList = Type.Object({ agents: Type.Array(AgentListItem), ...PageFields });
+export const AgentList = Type.Object({ agents: Type.Array(AgentListItem), ...PageFields }, { title: 'AgentPage' });
 
 export const AgentVersion = Type.Object({
   version: Type.Integer({ minimum: 1 }),
@@ -96,6 +97,6 @@ export const AgentVersion = Type.Object({
     description: 'Fields that differ from the previous version; for version 1, the non-empty ones.',
   }),
   parts: Type.Object(VersionedFields, { description: 'The full snapshot of the prompt at this version.' }),
-});
+}, { title: 'AgentVersion', description: 'A saved version of the prompt of an agent.' });
 
-export const AgentVersionList = Type.Object({ versions: Type.Array(AgentVersion), ...PageFields });
+export const AgentVersionList = Type.Object({ versions: Type.Array(AgentVersion), ...PageFields }, { title: 'AgentVersionPage' });

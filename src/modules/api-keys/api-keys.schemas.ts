@@ -13,11 +13,11 @@ export const ApiKey = Type.Object({
   displayPrefix: Type.String({ description: 'The first characters of the key, to tell keys apart.' }),
   createdAt: DateTime,
   lastUsedAt: Nullable(DateTime),
-});
+}, { title: 'ApiKey', description: 'An API key, without the key itself.' });
 
 export const CreatedApiKey = Type.Object({
   ...ApiKey.properties,
   key: Type.String({ description: 'The full key. Shown only in this response; store it now.' }),
-});
+}, { title: 'CreatedApiKey', description: 'A new API key, with the key itself: the only time it is shown.' });
 
-export const ApiKeyList = Type.Object({ apiKeys: Type.Array(ApiKey), ...PageFields });
+export const ApiKeyList = Type.Object({ apiKeys: Type.Array(ApiKey), ...PageFields }, { title: 'ApiKeyPage' });

@@ -23,6 +23,6 @@ export const AuditEvent = Type.Object({
   }),
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'What changed, by event type (for updates, the changed fields).' }),
   occurredAt: DateTime,
-});
+}, { title: 'AuditEvent', description: 'One change in the account: what changed, and who changed it.' });
 
-export const AuditEventList = Type.Object({ auditEvents: Type.Array(AuditEvent), ...PageFields });
+export const AuditEventList = Type.Object({ auditEvents: Type.Array(AuditEvent), ...PageFields }, { title: 'AuditEventPage' });

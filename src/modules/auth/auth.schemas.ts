@@ -24,7 +24,7 @@ export const LoginBody = Type.Object(
 );
 export type LoginInput = Static<typeof LoginBody>;
 
-export const AccountSummary = Type.Object({ id: Uuid, name: Type.String(), role: Role });
+export const AccountSummary = Type.Object({ id: Uuid, name: Type.String(), role: Role }, { title: 'AccountSummary' });
 
 export const MeBody = Type.Object({
   user: Nullable(
@@ -34,16 +34,16 @@ export const MeBody = Type.Object({
   accounts: Type.Array(AccountSummary, { description: 'Every account the signed-in user belongs to.' }),
   scheme: Type.Union([Type.Literal('api_key'), Type.Literal('session')]),
   apiKeyId: Nullable(Uuid),
-});
+}, { title: 'Me' });
 
 export const SessionStartedBody = Type.Object({
   userId: Uuid,
   accountId: Uuid,
   expiresAt: Type.String({ format: 'date-time' }),
-});
+}, { title: 'SessionStarted' });
 
 export const SwitchAccountBody = Type.Object({ accountId: Uuid }, { additionalProperties: false });
-export const SwitchedAccountBody = Type.Object({ accountId: Uuid, role: Role });
+export const SwitchedAccountBody = Type.Object({ accountId: Uuid, role: Role }, { title: 'AccountSwitched' });
 
 export const ChangePasswordBody = Type.Object(
   { currentPassword: Type.String({ minLength: 1, maxLength: 256 }), newPassword: Password },
@@ -52,7 +52,7 @@ export const ChangePasswordBody = Type.Object(
 export const PasswordChangedBody = Type.Object({
   ok: Type.Literal(true),
   revokedSessions: Type.Integer({ description: 'Other sessions signed out by the change.' }),
-});
+}, { title: 'PasswordChanged' });
 
 export const RecentSessionsQuery = Type.Object(
   { limit: Int({ minimum: 1, maximum: 100, default: 20 }) },
@@ -72,5 +72,5 @@ export const SessionList = Type.Object({
       current: Type.Boolean({ description: 'This is the session making the request.' }),
     }),
   ),
-});
-export const RevokedBody = Type.Object({ revoked: Type.Integer({ description: 'Sessions signed out.' }) });
+}, { title: 'SessionPage' });
+export const RevokedBody = Type.Object({ revoked: Type.Integer({ description: 'Sessions signed out.' }) }, { title: 'SessionsRevoked' });

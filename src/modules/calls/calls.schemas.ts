@@ -47,9 +47,9 @@ export const CallItem = Type.Object({
   startedAt: Nullable(DateTime),
   endedAt: Nullable(DateTime),
   createdAt: DateTime,
-});
+}, { title: 'Call', description: 'A call as lists show it.' });
 
-export const CallList = Type.Object({ calls: Type.Array(CallItem), ...PageFields });
+export const CallList = Type.Object({ calls: Type.Array(CallItem), ...PageFields }, { title: 'CallPage' });
 
 export const TranscriptTurn = Type.Object({
   seq: Type.Integer({ minimum: 0, description: 'Position of the turn in the call, from 0.' }),
@@ -57,7 +57,7 @@ export const TranscriptTurn = Type.Object({
   text: Type.String(),
   startMs: Nullable(Type.Integer({ minimum: 0, description: 'Offset from the start of the call.' })),
   endMs: Nullable(Type.Integer({ minimum: 0 })),
-});
+}, { title: 'TranscriptTurn' });
 
 export const CostItem = Type.Object({
   id: Uuid,
@@ -67,7 +67,7 @@ export const CostItem = Type.Object({
   unit: Type.String({ examples: ['minute', '1k_tokens', 'character'] }),
   unitPriceUsd: Money,
   amountUsd: Money,
-});
+}, { title: 'CostItem' });
 
 export const CallDetail = Type.Object({
   ...CallItem.properties,
@@ -80,9 +80,9 @@ export const CallDetail = Type.Object({
   updatedAt: DateTime,
   transcript: Type.Array(TranscriptTurn, { description: 'Turns in spoken order.' }),
   costItems: Type.Array(CostItem, { description: 'Line items; their amounts add up to totalCostUsd.' }),
-});
+}, { title: 'CallDetail', description: 'A call in full, with its transcript and cost line items.' });
 
-export const CallTranscript = Type.Object({ callId: Uuid, turns: Type.Array(TranscriptTurn) });
+export const CallTranscript = Type.Object({ callId: Uuid, turns: Type.Array(TranscriptTurn) }, { title: 'CallTranscript', description: 'The transcript of a call, turn by turn.' });
 
 export const CallEvent = Type.Object({
   id: Uuid,
@@ -90,9 +90,9 @@ export const CallEvent = Type.Object({
   type: StringEnum(CALL_EVENT_TYPES),
   occurredAt: DateTime,
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'What the event carries; depends on its type.' }),
-});
+}, { title: 'CallEvent', description: 'Something that happened during a call.' });
 
-export const CallEventList = Type.Object({ events: Type.Array(CallEvent), ...PageFields });
+export const CallEventList = Type.Object({ events: Type.Array(CallEvent), ...PageFields }, { title: 'CallEventPage' });
 
 export const ListEventsQuery = Type.Object(
   { callId: Type.Optional(Uuid), type: Type.Optional(StringEnum(CALL_EVENT_TYPES)), ...PageQuery },
@@ -124,7 +124,7 @@ export type PlaceCallBody = Static<typeof PlaceCallBody>;
 export const PlacedCall = Type.Object({
   callId: Uuid,
   status: StringEnum(CALL_STATUSES, 'queued: the call waits for a free slot of the account and starts on its own.'),
-});
+}, { title: 'PlacedCall', description: 'The call just placed.' });
 
 export const DispositionBody = Type.Object({ disposition: DispositionCode }, { additionalProperties: false });
 export type DispositionBody = Static<typeof DispositionBody>;
@@ -132,13 +132,16 @@ export type DispositionBody = Static<typeof DispositionBody>;
 export const CALL_ASSETS = ['recording', 'transcript'] as const;
 export type CallAsset = (typeof CALL_ASSETS)[number];
 
-export const AssetUrlQuery = Type.Object({ asset: StringEnum(CALL_ASSETS) }, { additionalProperties: false });
+export const AssetUrlQuery = Type.Object(
+  { asset: StringEnum(CALL_ASSETS, 'Which asset: the recording (WAV) or the transcript (JSON).') },
+  { additionalProperties: false },
+);
 export type AssetUrlQuery = Static<typeof AssetUrlQuery>;
 
 export const AssetUrl = Type.Object({
   url: Type.String({ description: 'A signed URL that needs no credentials until expiresAt.' }),
   expiresAt: DateTime,
-});
+}, { title: 'AssetUrl', description: 'A signed URL to a call asset.' });
 
 export const SignedAssetQuery = Type.Object(
   {
@@ -191,9 +194,9 @@ export const PostCallResult = Type.Object({
   callId: Uuid,
   status: StringEnum(CALL_STATUSES),
   duplicate: Type.Boolean({ description: 'True when the call had already ended: the report changed nothing.' }),
-});
+}, { title: 'PostCallResult' });
 
 export const InboundCallBody = Type.Object({ to: E164, from: E164 }, { additionalProperties: false });
 export type InboundCallBody = Static<typeof InboundCallBody>;
 
-export const InboundCallResult = Type.Object({ callId: Uuid, agentId: Uuid, status: StringEnum(CALL_STATUSES) });
+export const InboundCallResult = Type.Object({ callId: Uuid, agentId: Uuid, status: StringEnum(CALL_STATUSES) }, { title: 'InboundCallResult' });

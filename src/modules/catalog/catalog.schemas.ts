@@ -49,6 +49,9 @@ const writable = {
   ),
 };
 
+/** Names of each kind's schemas in the API document. */
+const CATALOG_NAMES = { llm: 'Llm', stt: 'Stt', tts: 'Tts' } as const;
+
 function bodies<K extends keyof typeof PRICES, P extends TSchema, E extends TProperties>(kind: K, provider: P, extra: E) {
   const create = Type.Object(
     { slug: Slug, provider, ...writable, ...priceFields(kind, PriceInput), ...extra },
@@ -79,8 +82,9 @@ function bodies<K extends keyof typeof PRICES, P extends TSchema, E extends TPro
     isDefault: Type.Boolean(),
     createdAt: DateTime,
     updatedAt: DateTime,
-  });
-  return { create, update, model, list: Type.Object({ models: Type.Array(model), ...PageFields }) };
+  }, { title: `${CATALOG_NAMES[kind]}Model` });
+  const list = Type.Object({ models: Type.Array(model), ...PageFields }, { title: `${CATALOG_NAMES[kind]}ModelPage` });
+  return { create, update, model, list };
 }
 
 export const MODEL_SCHEMAS = {
@@ -139,4 +143,4 @@ export type TelephonyRatesInput = Static<typeof TelephonyRatesBody>;
 export const TelephonyRates = Type.Object({
   rates: Type.Array(Type.Object({ country: Country, ...rateFields(PriceOutput), updatedAt: DateTime })),
   platformFeePerMinuteUsd: PriceOutput('USD per call minute on top of telephony and models.'),
-});
+}, { title: 'TelephonyRates' });

@@ -260,5 +260,6 @@ test('the OpenAPI document lists the administration routes as needing a browser 
   for (const path of ['/v1/admin/models/llm', '/v1/admin/models/stt/{id}', '/v1/admin/rates/telephony']) {
     for (const operation of Object.values<{ security: unknown }>(doc.paths[path])) assert.deepEqual(operation.security, [{ session: [] }], path);
   }
-  assert.ok(doc.paths['/v1/admin/models/tts'].post.requestBody.content['application/json'].schema.properties.per1kCharactersUsd);
+  const body = doc.paths['/v1/admin/models/tts'].post.requestBody.content['application/json'].schema;
+  assert.ok(doc.components.schemas[body.$ref.split('/').at(-1)].properties.per1kCharactersUsd);
 });

@@ -43,7 +43,7 @@ export const ImportCounts = Type.Object({
   duplicates: Type.Integer({ description: 'Rows repeating a number earlier in the file, plus, with "skip", numbers already in the account.' }),
   invalid: Type.Integer({ description: 'Rows without a valid phone number.' }),
   dnc: Type.Integer({ description: 'Contacts of the list on the do-not-call list (flagged, never dialed).' }),
-});
+}, { title: 'ContactImportCounts' });
 
 export const RowError = Type.Object({
   row: Type.Integer({ description: 'Row in the file, counting the header as row 1.' }),
@@ -55,13 +55,13 @@ export const RowError = Type.Object({
       '65,536 characters in all); nul_character (a cell holds U+0000, which cannot be stored).',
   }),
   message: Type.String(),
-});
+}, { title: 'ContactImportRowError' });
 
 export const ImportResult = Type.Object({
   listId: Uuid,
   counts: ImportCounts,
   errors: Type.Array(RowError, { description: 'The first 100 invalid rows.' }),
-});
+}, { title: 'ContactImportResult', description: 'The new list, its counts, and the first rows that could not be imported.' });
 
 export const ContactList = Type.Object({
   id: Uuid,
@@ -70,9 +70,9 @@ export const ContactList = Type.Object({
   duplicatePolicy: Type.Enum([...DUPLICATE_POLICIES]),
   counts: ImportCounts,
   createdAt: DateTime,
-});
+}, { title: 'ContactList', description: 'A contact list imported from CSV, with its import counts.' });
 
-export const ContactListPage = Type.Object({ contactLists: Type.Array(ContactList), ...PageFields });
+export const ContactListPage = Type.Object({ contactLists: Type.Array(ContactList), ...PageFields }, { title: 'ContactListPage' });
 
 export const Attributes = Type.Record(Type.String(), Type.String(), {
   description: 'Columns of the imported file that have no field of their own, by header.',
@@ -90,14 +90,14 @@ export const Contact = Type.Object({
   dnc: Type.Boolean({ description: 'The number is on the do-not-call list: no campaign dials it.' }),
   createdAt: DateTime,
   updatedAt: DateTime,
-});
+}, { title: 'Contact', description: 'A contact as lists show it.' });
 
 export const ContactDetail = Type.Object({
   ...Contact.properties,
   lists: Type.Array(Type.Object({ id: Uuid, name: Type.String() })),
-});
+}, { title: 'ContactDetail', description: 'A contact, with the lists it is in.' });
 
-export const ContactPage = Type.Object({ contacts: Type.Array(Contact), ...PageFields });
+export const ContactPage = Type.Object({ contacts: Type.Array(Contact), ...PageFields }, { title: 'ContactPage' });
 
 /** Filters shared by GET /v1/contacts, GET /v1/contact-lists/{id}/contacts and the CSV export. */
 export const ContactFilterFields = {

@@ -3,6 +3,7 @@ import { DateTime, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
 import { DISPOSITION_CATEGORIES } from './dispositions.tables.js';
 
 export const DispositionCategory = Type.Enum([...DISPOSITION_CATEGORIES], {
+  title: 'DispositionCategory',
   description: 'For reporting: positive, neutral, negative, or compliance (do-not-call and the like).',
 });
 const Code = Type.String({
@@ -52,6 +53,6 @@ export const DispositionCode = Type.Object({
   active: Type.Boolean(),
   createdAt: DateTime,
   updatedAt: DateTime,
-});
+}, { title: 'DispositionCode', description: 'An outcome a call can be marked with.' });
 
-export const DispositionCodeList = Type.Object({ dispositionCodes: Type.Array(DispositionCode), ...PageFields });
+export const DispositionCodeList = Type.Object({ dispositionCodes: Type.Array(DispositionCode), ...PageFields }, { title: 'DispositionCodePage' });

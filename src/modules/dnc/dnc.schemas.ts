@@ -11,7 +11,7 @@ export const DncEntry = Type.Object({
   phone: Type.String({ description: 'E.164, e.g. +14155550123.' }),
   reason: Nullable(Type.String()),
   createdAt: DateTime,
-});
+}, { title: 'DncEntry', description: 'A number on the do-not-call list.' });
 
 export const DncQuery = Type.Object(
   { q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Digits of the number, or words of the reason.' })), ...PageQuery },
@@ -19,14 +19,14 @@ export const DncQuery = Type.Object(
 );
 export type DncQuery = Static<typeof DncQuery>;
 
-export const DncPage = Type.Object({ dncEntries: Type.Array(DncEntry), ...PageFields });
+export const DncPage = Type.Object({ dncEntries: Type.Array(DncEntry), ...PageFields }, { title: 'DncPage' });
 
 export const DncPhoneParams = Type.Object(
   { phone: Type.String({ minLength: 1, maxLength: 64, description: 'URL-encoded, any common format: %2B14155550123, (415)%20555-0123.' }) },
   { additionalProperties: false },
 );
 
-export const DeletedDncBody = Type.Object({ phone: Type.String(), deleted: Type.Literal(true) });
+export const DeletedDncBody = Type.Object({ phone: Type.String(), deleted: Type.Literal(true) }, { title: 'DeletedDncEntry', description: 'The number is off the do-not-call list.' });
 
 export const BULK_MAX_ITEMS = 10_000;
 
@@ -57,4 +57,4 @@ export const BulkDncResult = Type.Object({
     Type.Object({ row: Type.Integer({ description: 'CSV row (header is row 1), or 1-based array position.' }), phone: Type.String(), reason: Type.String(), message: Type.String() }),
     { description: 'The first 100 invalid rows.' },
   ),
-});
+}, { title: 'DncBulkResult', description: 'What the bulk add did, with the first invalid rows.' });

@@ -35,9 +35,9 @@ export const PhoneNumber = Type.Object({
   reputation: Nullable(Type.Object(ReputationFields, { description: 'The last reputation check; null before the first.' })),
   createdAt: DateTime,
   updatedAt: DateTime,
-});
+}, { title: 'PhoneNumber', description: 'A number of the account to call from, and the agent that takes its inbound calls.' });
 
-export const PhoneNumberList = Type.Object({ phoneNumbers: Type.Array(PhoneNumber), ...PageFields });
+export const PhoneNumberList = Type.Object({ phoneNumbers: Type.Array(PhoneNumber), ...PageFields }, { title: 'PhoneNumberPage' });
 
 export const AddPhoneNumberBody = Type.Object(
   { number: PhoneText('A number the account owns, in E.164 or any common format (read in the account’s country).') },
@@ -67,12 +67,12 @@ export const AvailableNumber = Type.Object({
   areaCode: Type.String(),
   capabilities: Type.Array(Capability),
   monthlyFeeUsd: Money,
-});
+}, { title: 'AvailableNumber' });
 
 export const AvailableNumberList = Type.Object({
   availableNumbers: Type.Array(AvailableNumber, { description: 'Free numbers, always in the same order for an area code.' }),
   ...PageFields,
-});
+}, { title: 'AvailableNumberList' });
 
 export const PurchaseBody = Type.Object(
   {
@@ -84,8 +84,8 @@ export const PurchaseBody = Type.Object(
 );
 export type PurchaseInput = Static<typeof PurchaseBody>;
 
-export const NumberReputation = Type.Object({ phoneNumberId: Uuid, number: Type.String(), ...ReputationFields });
-export const NumberReputationList = Type.Object({ reputations: Type.Array(NumberReputation), ...PageFields });
+export const NumberReputation = Type.Object({ phoneNumberId: Uuid, number: Type.String(), ...ReputationFields }, { title: 'NumberReputation' });
+export const NumberReputationList = Type.Object({ reputations: Type.Array(NumberReputation), ...PageFields }, { title: 'NumberReputationList' });
 
 export const InboundRouteQuery = Type.Object(
   { to: PhoneText('The dialled number, URL-encoded (%2B14155550123), in E.164 or any common format.') },
@@ -99,4 +99,4 @@ export const InboundRoute = Type.Object({
   agentName: Type.String(),
   agentStatus: AgentStatus,
   accountId: Uuid,
-});
+}, { title: 'InboundRoute', description: 'The agent that takes calls to the number.' });

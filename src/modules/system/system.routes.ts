@@ -14,7 +14,7 @@ const HealthBody = Type.Object({
   storage: Type.Union([Type.Literal('pglite'), Type.Literal('postgres')]),
   database: ComponentStatus,
   redis: ComponentStatus,
-});
+}, { title: 'Health' });
 
 const PublicConfigBody = Type.Object({
   version: Type.String(),
@@ -33,13 +33,13 @@ const PublicConfigBody = Type.Object({
     csvBodyLimitBytes: Type.Integer(),
     maxPageSize: Type.Integer(),
   }),
-});
+}, { title: 'PublicConfig' });
 
 const PublicStatusBody = Type.Object({
   status: Type.Union([Type.Literal('operational'), Type.Literal('degraded'), Type.Literal('major_outage')]),
   components: Type.Array(Type.Object({ name: Type.String(), status: ComponentStatus })),
   checkedAt: DateTime,
-});
+}, { title: 'PublicStatus' });
 
 /** /api/health sits outside /v1 (SPEC §9), so it is registered on the /api scope. */
 export function healthRoutes(app: App, { system }: { system: SystemService }) {
