@@ -33,6 +33,8 @@ import { createDispositionsRepo } from './modules/dispositions/dispositions.repo
 import { createDispositionsService } from './modules/dispositions/dispositions.service.js';
 import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
 import { createCatalogService } from './modules/catalog/catalog.service.js';
+import { createKnowledgeRepo } from './modules/knowledge/knowledge.repo.js';
+import { createKnowledgeService, type KnowledgeService } from './modules/knowledge/knowledge.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -78,7 +80,16 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     dnc: dncForContacts,
   });
   const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
-  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock });
+  // Agents show the state of their knowledge index; knowledge reads and saves agents.
+  const knowledgeForAgents: Pick<KnowledgeService, 'indexState'> = { indexState: (...args) => knowledge.indexState(...args) };
+  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock, knowledge: knowledgeForAgents });
+  const knowledge = createKnowledgeService({
+    repo: createKnowledgeRepo(db, outbox),
+    clock,
+    config: config.knowledge,
+    agents,
+    log: log.child({ component: 'knowledge' }),
+  });
   // Phone numbers and calls lean on each other (reputation from call history; a call's number and inbound routing).
   const callsForNumbers: Pick<CallsService, 'numberActivity'> = { numberActivity: (...args) => calls.numberActivity(...args) };
   const numbers = createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls: callsForNumbers });
@@ -120,6 +131,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     numbers,
     dispositions,
     catalog,
+    knowledge,
   };
 }
 
