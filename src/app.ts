@@ -33,6 +33,7 @@ import { numbersRoutes } from './modules/numbers/numbers.routes.js';
 import { dispositionsRoutes } from './modules/dispositions/dispositions.routes.js';
 import { catalogRoutes } from './modules/catalog/catalog.routes.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.routes.js';
+import { llmProxyRoutes } from './modules/llm-proxy/llm-proxy.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -51,6 +52,7 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   dispositionsRoutes,
   catalogRoutes,
   knowledgeRoutes,
+  llmProxyRoutes,
 ];
 
 /**
@@ -122,7 +124,8 @@ export async function buildApp(options: BuildAppOptions) {
     if (counted) refuseBlockedClient(request, reply, limits);
     if (access.kind !== 'provider') {
       // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
-      const auth = await resolveAuth(request, authenticators).catch(async (error: unknown) => {
+      const callToken = access.kind === 'account' && access.callToken ? { callToken: services.llmProxy.authenticateCallToken } : {};
+      const auth = await resolveAuth(request, { ...authenticators, ...callToken }).catch(async (error: unknown) => {
         if (error instanceof AppError && error.code === 'unauthorized') await countFailedAuthentication(request, reply, limits);
         if (access.kind === 'public') return null;
         throw error;

@@ -35,6 +35,7 @@ import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
 import { createCatalogService } from './modules/catalog/catalog.service.js';
 import { createKnowledgeRepo } from './modules/knowledge/knowledge.repo.js';
 import { createKnowledgeService, type KnowledgeService } from './modules/knowledge/knowledge.service.js';
+import { createLlmProxyService } from './modules/llm-proxy/llm-proxy.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -108,11 +109,22 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     dispositions,
     pricing: catalog,
     voice: createSimVoiceProvider({ clock, tts: providers.tts }),
-    llm: providers.llm,
+    agentLlm: (context) => llmProxy.agentLlm(context),
     tts: providers.tts,
     objects: providers.objects,
     broadcast: deps.broadcast,
     log: log.child({ component: 'calls' }),
+  });
+
+  const llmProxy = createLlmProxyService({
+    config,
+    clock,
+    log: log.child({ component: 'llm-proxy' }),
+    agents,
+    knowledge,
+    catalog,
+    calls,
+    defaultLlm: providers.llm,
   });
 
   return {
@@ -132,6 +144,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     dispositions,
     catalog,
     knowledge,
+    llmProxy,
   };
 }
 
