@@ -104,6 +104,7 @@ async function stream(req: FastifyRequest, reply: FastifyReply, turn: OpenedTurn
       role = '';
     }
   } catch (error) {
+    if (res.destroyed) return; // the client went away: nobody to tell
     // Headers are gone: the failure goes in the stream, as OpenAI reports one, and the stream ends without [DONE].
     const known = error instanceof AppError;
     if (!known) req.log.error({ err: error }, 'the proxied stream failed');
