@@ -16,11 +16,15 @@ CREATE TABLE knowledge_chunks (
   search tsvector GENERATED ALWAYS AS (
     setweight(to_tsvector(language, heading), 'A') || setweight(to_tsvector(language, content), 'B')
   ) STORED,
+  -- The same lexemes prefixed with the agent's id ("<agent id hex>_warranti"), written after each re-index: its GIN
+  -- index finds one agent's chunks for a word without reading any other chunk, which a plain GIN on `search` cannot
+  -- (the planner then scans every chunk of the agent and reads each tsvector).
+  scoped tsvector,
   -- An embedding from the configured embeddings upstream, when there is one (cosine similarity is computed in code).
   embedding real[],
   UNIQUE (account_id, agent_id, seq)
 );
-CREATE INDEX knowledge_chunks_search_idx ON knowledge_chunks USING gin (search);
+CREATE INDEX knowledge_chunks_scoped_idx ON knowledge_chunks USING gin (scoped);
 
 CREATE TABLE knowledge_indexes (
   account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,

@@ -14,6 +14,15 @@ export interface RankedChunk {
   embedding: number[] | null;
 }
 
+/** Words of a question looked up at most. */
+const MAX_QUERY_LEXEMES = 32;
+/** A word in more chunks than this is too common to search by (unless all are: then the rarest few). */
+const COMMON_CHUNKS = 150;
+const RAREST_KEPT = 3;
+
+/** The prefix of an agent's lexemes in the scoped column: its id, hex only. */
+const scopePrefix = (agentId: string) => `${agentId.replaceAll('-', '')}_`;
+
 /** Inserted in batches: one statement per 500 chunks keeps each under PostgreSQL's parameter limit. */
 const INSERT_BATCH = 500;
 
@@ -54,6 +63,9 @@ export function knowledgeQueries(db: Executor) {
           )
           .execute();
       }
+      await sql`
+        UPDATE knowledge_chunks SET scoped = array_to_tsvector(ARRAY(SELECT ${scopePrefix(agentId)} || lexeme FROM unnest(search) AS t(lexeme)))
+        WHERE account_id = ${accountId} AND agent_id = ${agentId}`.execute(db);
       const row = {
         source_hash: input.sourceHash,
         language: input.language,
@@ -76,18 +88,39 @@ export function knowledgeQueries(db: Executor) {
 
     /**
      * The agent's chunks that share a word with `text`, best first (ts_rank_cd, normalized by length). The words of
-     * the question are OR-ed: a turn of conversation rarely holds every word of the passage it is about.
+     * the question are OR-ed (a turn of conversation rarely holds every word of the passage it is about), after
+     * dropping the words found in too many chunks: like IDF, they say little about which chunk answers, and ranking
+     * every chunk that holds one costs a large knowledge base dearly. When every word is that common, the rarest
+     * few are kept. Words are looked up through the agent-scoped GIN index (see the migration).
      */
     search(accountId: string, agentId: string, language: string, text: string, limit: number) {
+      const prefix = scopePrefix(agentId);
       return sql<RankedChunk>`
-        WITH words AS (
-          SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) AS query
-          FROM unnest(to_tsvector(${language}::regconfig, ${text})) AS t(lexeme)
-          WHERE strpos(lexeme, E'\\\\') = 0
-        )
+        WITH lexemes AS (
+          SELECT DISTINCT lexeme FROM unnest(to_tsvector(${language}::regconfig, ${text})) AS t(lexeme)
+          WHERE strpos(lexeme, chr(92)) = 0
+          LIMIT ${MAX_QUERY_LEXEMES}
+        ),
+        frequency AS (
+          SELECT l.lexeme,
+            (SELECT count(*) FROM knowledge_chunks c WHERE c.scoped @@ quote_literal(${prefix} || l.lexeme)::tsquery) AS chunks
+          FROM lexemes l
+        ),
+        chosen AS (
+          SELECT lexeme FROM frequency
+          WHERE chunks > 0 AND (chunks <= ${COMMON_CHUNKS} OR lexeme IN (
+            SELECT lexeme FROM frequency WHERE chunks > 0 ORDER BY chunks, lexeme LIMIT ${RAREST_KEPT}))
+        ),
+        words AS (
+          -- Cast, not to_tsquery: the lexemes are already normalized, and a parser would split the prefix off.
+          SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query,
+                 string_agg(quote_literal(${prefix} || lexeme), ' | ')::tsquery AS scoped
+          FROM chosen
+        ),
+        hits AS MATERIALIZED (SELECT c.id FROM knowledge_chunks c, words WHERE c.scoped @@ words.scoped)
         SELECT c.id, c.seq, c.heading, c.content, c.tokens, ts_rank_cd(c.search, words.query, 1)::float8 AS rank, c.embedding
-        FROM knowledge_chunks c, words
-        WHERE c.account_id = ${accountId} AND c.agent_id = ${agentId} AND words.query IS NOT NULL AND c.search @@ words.query
+        FROM hits JOIN knowledge_chunks c ON c.id = hits.id, words
+        WHERE c.account_id = ${accountId} AND c.agent_id = ${agentId}
         ORDER BY rank DESC, c.seq
         LIMIT ${limit}`.execute(db).then((result) => result.rows);
     },

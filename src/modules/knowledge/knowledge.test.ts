@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { asKey, buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 import { writePdf } from '../../../test/pdf-writer.js';
+import { embeddingsWith, startUpstream } from '../../../test/openai-upstream.js';
 import { startJobWorkers, type JobWorkers } from '../../jobs/workers.js';
 import { chunkKnowledge } from './knowledge-chunker.js';
 
@@ -169,4 +170,40 @@ test('PDF import: appended or replacing, as a new version, indexed at once; bad 
   const foreign = await importPdf(stranger, [{ name: 'agentId', value: agent.id }, { name: 'file', value: pdf, filename: 'a.pdf' }]);
   assert.equal(foreign.statusCode, 404);
   assert.equal(errorBody(foreign).error, 'not_found');
+});
+
+test('with an embeddings upstream, chunks get vectors and ranking blends in cosine similarity; a failing upstream leaves full-text search', async () => {
+  const upstream = await startUpstream();
+  upstream.embeddings = embeddingsWith({ covered: 'warranty', coverage: 'warranty', breaks: 'defective' });
+  const withVectors = await buildTestApp({ env: { EMBEDDINGS_BASE_URL: upstream.baseUrl, EMBEDDINGS_MODEL: 'bag-of-words', RATE_LIMIT_PER_MINUTE: '100000' } });
+  try {
+    const user = await signUp(withVectors.app);
+    const agent = (await call(asKey(user), 'POST', '/agents', { name: 'Sol', voice: 'en-us', knowledgeBase: HANDBOOK })).json();
+    const { chunks } = await withVectors.services.knowledge.reindex(user.accountId, agent.id);
+    const rows = await withVectors.infra.database.db.selectFrom('knowledge_chunks').select(['heading', 'embedding']).where('agent_id', '=', agent.id).execute();
+    assert.equal(rows.length, chunks);
+    assert.ok(rows.every((row) => row.embedding?.length === 256), 'every chunk has its vector');
+    assert.equal(upstream.requests.filter((r) => r.path === '/v1/embeddings').at(-1)!.body.model, 'bag-of-words');
+
+    // No word of this question is in the warranty section; the embedding model knows "covered" means warranty.
+    const question = 'For how many years am I covered?';
+    const fullText = await t.services.knowledge.retrieve(owner.accountId, (await call(asKey(owner), 'POST', '/agents', { name: 'Plain', voice: 'en-us', knowledgeBase: HANDBOOK })).json().id, question);
+    assert.ok(!fullText.slice(0, 3).some((chunk) => chunk.heading.endsWith('Warranty')), 'full-text search alone misses it');
+    const hybrid = await withVectors.services.knowledge.retrieve(user.accountId, agent.id, question);
+    assert.ok(hybrid.slice(0, 3).some((chunk) => chunk.heading.endsWith('Warranty')), hybrid.map((c) => c.heading).join(' | '));
+    assert.equal(upstream.requests.at(-1)!.body.input[0], question, 'the turn was embedded');
+
+    upstream.embeddings = (_req, res) => {
+      res.writeHead(503);
+      res.end('down');
+    };
+    await call(asKey(user), 'PATCH', `/agents/${agent.id}`, { knowledgeBase: `${HANDBOOK}\n\n## Extra\nWe also sell heat pumps.` });
+    const again = await withVectors.services.knowledge.reindex(user.accountId, agent.id);
+    assert.equal(again.chunks, chunks + 1);
+    const found = await withVectors.services.knowledge.retrieve(user.accountId, agent.id, 'Do you sell heat pumps?');
+    assert.ok(found[0]?.heading.endsWith('Extra'), 'full-text search still answers');
+  } finally {
+    await withVectors.close();
+    await upstream.close();
+  }
 });
