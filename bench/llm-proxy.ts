@@ -103,7 +103,16 @@ async function main() {
     return { total, first: first < 0 ? total : first };
   }
 
-  const methods = { direct: () => fetchTurn(direct), 'proxy stream': () => fetchTurn(proxied), 'proxy whole': () => fetchTurn(whole) };
+  // The floor of any authenticated request to Parley (API key check, rate limit, one agent read): what the proxy
+  // pays before it does anything of its own.
+  async function readAgent(): Promise<{ total: number; first: number }> {
+    const started = performance.now();
+    const response = await request(`http://127.0.0.1:${proxyPort}/api/v1/agents/${agent.id}`, { headers: { authorization: `Bearer ${owner.apiKey}` }, dispatcher });
+    await response.body.text();
+    const total = performance.now() - started;
+    return { total, first: total };
+  }
+  const methods = { direct: () => fetchTurn(direct), 'GET agent (floor)': readAgent, 'proxy stream': () => fetchTurn(proxied), 'proxy whole': () => fetchTurn(whole) };
   for (const run of Object.values(methods)) for (let i = 0; i < 200; i++) await run();
   const samples: Record<string, { total: number[]; first: number[] }> = Object.fromEntries(Object.keys(methods).map((name) => [name, { total: [], first: [] }]));
   for (let done = 0; done < TURNS; done += BLOCK) {
@@ -126,8 +135,9 @@ async function main() {
   for (const [name, values] of Object.entries(samples)) {
     const total = stat(values.total);
     const first = stat(values.first);
-    const added = name === 'direct' ? ['', ''] : [fmt(total.p50 - base.total.p50), name === 'proxy whole' ? '' : fmt(first.p50 - base.first.p50)];
-    console.log(`| ${name} | ${fmt(total.p50)} | ${fmt(total.p99)} | ${name === 'proxy whole' ? '' : fmt(first.p50)} | ${name === 'proxy whole' ? '' : fmt(first.p99)} | ${added[0]} | ${added[1]} |`);
+    const added = name === 'direct' || name.startsWith('GET') ? ['', ''] : [fmt(total.p50 - base.total.p50), name === 'proxy whole' ? '' : fmt(first.p50 - base.first.p50)];
+    const noFirst = name === 'proxy whole' || name.startsWith('GET');
+    console.log(`| ${name} | ${fmt(total.p50)} | ${fmt(total.p99)} | ${noFirst ? '' : fmt(first.p50)} | ${noFirst ? '' : fmt(first.p99)} | ${added[0]} | ${added[1]} |`);
   }
   console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   await dispatcher.close();
