@@ -82,6 +82,7 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'calls.insertTurns': (q) => q.insertTurns(ACCOUNT, [{ callId: ID, seq: 0, speaker: 'agent', text: 'Hi', startMs: 0, endMs: 1 }]),
   'calls.insertCostItems': (q) =>
     q.insertCostItems(ACCOUNT, ID, [{ kind: 'llm', description: 'x', quantity: '1', unit: 'x', unit_price_usd: '1', amount_usd: '1' }], new Date()),
+  'knowledge.search': (q) => q.search(ACCOUNT, ID, 'english', 'warranty', 10),
   'knowledge.replace': (q) =>
     q.replace(ACCOUNT, ID, { chunks: [{ seq: 0, heading: 'H', content: 'C', tokens: 1, embedding: [0.5] }], language: 'english', sourceHash: 'x', characters: 1, at: new Date() }),
   'calls.updateCall': (q) => q.updateCall(ACCOUNT, ID, { status: 'ringing' }, { beat: true }),
