@@ -93,15 +93,13 @@ export function knowledgeQueries(db: Executor) {
      * every chunk that holds one costs a large knowledge base dearly. When every word is that common, the rarest
      * few are kept. Words are looked up through the agent-scoped GIN index (see the migration).
      */
-    search(accountId: string, agentId: string, language: string, text: string, limit: number) {
+    search(accountId: string, agentId: string, language: string, text: string, limit: number, agentChunks = Number.MAX_SAFE_INTEGER) {
       const prefix = scopePrefix(agentId);
-      return sql<RankedChunk>`
-        WITH lexemes AS (
-          SELECT DISTINCT lexeme FROM unnest(to_tsvector(${language}::regconfig, ${text})) AS t(lexeme)
-          WHERE strpos(lexeme, chr(92)) = 0
-          LIMIT ${MAX_QUERY_LEXEMES}
-        ),
-        frequency AS (
+      // No word can be in more chunks than the agent has: below the threshold, every word is kept without counting.
+      const chosen =
+        agentChunks <= COMMON_CHUNKS
+          ? sql`chosen AS (SELECT lexeme FROM lexemes)`
+          : sql`frequency AS (
           SELECT l.lexeme,
             (SELECT count(*) FROM knowledge_chunks c WHERE c.scoped @@ quote_literal(${prefix} || l.lexeme)::tsquery) AS chunks
           FROM lexemes l
@@ -110,7 +108,14 @@ export function knowledgeQueries(db: Executor) {
           SELECT lexeme FROM frequency
           WHERE chunks > 0 AND (chunks <= ${COMMON_CHUNKS} OR lexeme IN (
             SELECT lexeme FROM frequency WHERE chunks > 0 ORDER BY chunks, lexeme LIMIT ${RAREST_KEPT}))
+        )`;
+      return sql<RankedChunk>`
+        WITH lexemes AS (
+          SELECT DISTINCT lexeme FROM unnest(to_tsvector(${language}::regconfig, ${text})) AS t(lexeme)
+          WHERE strpos(lexeme, chr(92)) = 0
+          LIMIT ${MAX_QUERY_LEXEMES}
         ),
+        ${chosen},
         words AS (
           -- Cast, not to_tsquery: the lexemes are already normalized, and a parser would split the prefix off.
           SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query,

@@ -153,7 +153,7 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
       if (!question.trim()) return [];
       const row = await repo.findIndex(accountId, agentId);
       if (!row || row.chunks === 0) return [];
-      const ranked = await hybrid(accountId, agentId, question, await repo.search(accountId, agentId, row.language, question, CANDIDATES));
+      const ranked = await hybrid(accountId, agentId, question, await repo.search(accountId, agentId, row.language, question, CANDIDATES, row.chunks));
       const chosen: RetrievedChunk[] = [];
       let used = 0;
       for (const chunk of ranked) {
