@@ -36,6 +36,8 @@ import { catalogRoutes } from './modules/catalog/catalog.routes.js';
 import { voicesRoutes } from './modules/voices/voices.routes.js';
 import { safetyRoutes } from './modules/safety/safety.routes.js';
 import { agentTemplatesRoutes } from './modules/agent-templates/agent-templates.routes.js';
+import { knowledgeRoutes } from './modules/knowledge/knowledge.routes.js';
+import { llmProxyRoutes } from './modules/llm-proxy/llm-proxy.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -57,6 +59,8 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   voicesRoutes,
   safetyRoutes,
   agentTemplatesRoutes,
+  knowledgeRoutes,
+  llmProxyRoutes,
 ];
 
 /**
@@ -132,7 +136,8 @@ export async function buildApp(options: BuildAppOptions) {
     if (counted) refuseBlockedClient(request, reply, limits);
     if (access.kind !== 'provider') {
       // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
-      const auth = await resolveAuth(request, authenticators).catch(async (error: unknown) => {
+      const callToken = access.kind === 'account' && access.callToken ? { callToken: services.llmProxy.authenticateCallToken } : {};
+      const auth = await resolveAuth(request, { ...authenticators, ...callToken }).catch(async (error: unknown) => {
         if (error instanceof AppError && error.code === 'unauthorized') await countFailedAuthentication(request, reply, limits);
         if (access.kind === 'public') return null;
         throw error;

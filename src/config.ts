@@ -30,6 +30,15 @@ export interface LlmConfig {
   timeoutMs: number;
 }
 
+/** Knowledge retrieval and PDF import; embeddings are optional (an OpenAI-compatible /embeddings upstream). */
+export interface KnowledgeConfig {
+  /** Tokens of retrieved knowledge added to each turn. */
+  budgetTokens: number;
+  pdfMaxBytes: number;
+  pdfMaxPages: number;
+  embeddings: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
+}
+
 /** Speech synthesis: espeak-ng in WebAssembly (offline, optional package), an OpenAI-compatible server, or none. */
 export interface TtsConfig {
   provider: 'espeak-ng' | 'openai' | 'none';
@@ -91,6 +100,7 @@ export interface Config {
   llm: LlmConfig;
   tts: TtsConfig;
   calls: CallsConfig;
+  knowledge: KnowledgeConfig;
   /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
   numberMonthlyFeesUsd: Record<string, string>;
 }
@@ -277,6 +287,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int(env, 'TTS_TIMEOUT_MS', 30_000, 1),
     },
     calls: callsConfig(env),
+    knowledge: {
+      budgetTokens: int(env, 'KNOWLEDGE_BUDGET_TOKENS', 1200, 50),
+      pdfMaxBytes: int(env, 'PDF_MAX_BYTES', 20 * 1024 * 1024, 1024),
+      pdfMaxPages: int(env, 'PDF_MAX_PAGES', 500, 1),
+      embeddings: url(env, 'EMBEDDINGS_BASE_URL')
+        ? {
+            baseUrl: baseUrl(env, 'EMBEDDINGS_BASE_URL', OPENAI_BASE_URL),
+            apiKey: text(env, 'EMBEDDINGS_API_KEY'),
+            model: text(env, 'EMBEDDINGS_MODEL') ?? 'text-embedding-3-small',
+            timeoutMs: int(env, 'EMBEDDINGS_TIMEOUT_MS', 30_000, 1),
+          }
+        : null,
+    },
     numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };
 }

@@ -38,6 +38,9 @@ import { createCatalogService } from './modules/catalog/catalog.service.js';
 import { createVoicesService, type VoicesService } from './modules/voices/voices.service.js';
 import { createSafetyService } from './modules/safety/safety.service.js';
 import { createAgentTemplatesService } from './modules/agent-templates/agent-templates.service.js';
+import { createKnowledgeRepo } from './modules/knowledge/knowledge.repo.js';
+import { createKnowledgeService, type KnowledgeService } from './modules/knowledge/knowledge.service.js';
+import { createLlmProxyService } from './modules/llm-proxy/llm-proxy.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -85,7 +88,16 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
   const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
   // Agents check their voice and live model against the voices module, built below with the catalog.
   const choicesForAgents: Pick<VoicesService, 'checkAgentChoices'> = { checkAgentChoices: (input) => voices.checkAgentChoices(input) };
-  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock, choices: choicesForAgents });
+  // Agents show the state of their knowledge index; knowledge reads and saves agents.
+  const knowledgeForAgents: Pick<KnowledgeService, 'indexState'> = { indexState: (...args) => knowledge.indexState(...args) };
+  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock, choices: choicesForAgents, knowledge: knowledgeForAgents });
+  const knowledge = createKnowledgeService({
+    repo: createKnowledgeRepo(db, outbox),
+    clock,
+    config: config.knowledge,
+    agents,
+    log: log.child({ component: 'knowledge' }),
+  });
   // Phone numbers and calls lean on each other (reputation from call history; a call's number and inbound routing).
   const callsForNumbers: Pick<CallsService, 'numberActivity'> = { numberActivity: (...args) => calls.numberActivity(...args) };
   const numbers = createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls: callsForNumbers });
@@ -109,11 +121,22 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     dispositions,
     pricing: catalog,
     voice: createSimVoiceProvider({ clock, tts: providers.tts }),
-    llm: providers.llm,
+    agentLlm: (context) => llmProxy.agentLlm(context),
     tts: providers.tts,
     objects: providers.objects,
     broadcast: deps.broadcast,
     log: log.child({ component: 'calls' }),
+  });
+
+  const llmProxy = createLlmProxyService({
+    config,
+    clock,
+    log: log.child({ component: 'llm-proxy' }),
+    agents,
+    knowledge,
+    catalog,
+    calls,
+    defaultLlm: providers.llm,
   });
 
   return {
@@ -136,6 +159,8 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     voices,
     safety,
     agentTemplates,
+    knowledge,
+    llmProxy,
   };
 }
 

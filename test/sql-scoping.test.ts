@@ -19,6 +19,7 @@ import { numberQueries } from '../src/modules/numbers/numbers.repo.js';
 import { dispositionQueries } from '../src/modules/dispositions/dispositions.repo.js';
 import { catalogQueries } from '../src/modules/catalog/catalog.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
+import { knowledgeQueries } from '../src/modules/knowledge/knowledge.repo.js';
 import { buildTestApp } from './helpers.js';
 
 /** Statements not scoped by account, and why that is right. */
@@ -88,6 +89,9 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'calls.insertTurns': (q) => q.insertTurns(ACCOUNT, [{ callId: ID, seq: 0, speaker: 'agent', text: 'Hi', startMs: 0, endMs: 1 }]),
   'calls.insertCostItems': (q) =>
     q.insertCostItems(ACCOUNT, ID, [{ kind: 'llm', description: 'x', quantity: '1', unit: 'x', unit_price_usd: '1', amount_usd: '1' }], new Date()),
+  'knowledge.search': (q) => q.search(ACCOUNT, ID, 'english', 'warranty', 10),
+  'knowledge.replace': (q) =>
+    q.replace(ACCOUNT, ID, { chunks: [{ seq: 0, heading: 'H', content: 'C', tokens: 1, embedding: [0.5] }], language: 'english', sourceHash: 'x', characters: 1, at: new Date() }),
   'calls.updateCall': (q) => q.updateCall(ACCOUNT, ID, { status: 'ringing' }, { beat: true }),
   'calls.numberActivity': (q) => q.numberActivity(ACCOUNT, ['+14155550100'], new Date(), 10),
   'callsAdmin.listPage': (q) => q.listPage({ status: 'completed', number: '415' }, { limit: 10, offset: 0 }),
@@ -132,6 +136,7 @@ const REPOS = {
   dispositions: dispositionQueries,
   catalog: catalogQueries,
   domainEvents: domainEventQueries,
+  knowledge: knowledgeQueries,
 };
 
 async function tenantTables(): Promise<Set<string>> {

@@ -11,8 +11,11 @@ import type { Auth } from './auth.js';
 export type Access =
   /** Anyone; credentials are optional and a stale one is ignored. */
   | { kind: 'public' }
-  /** A member of the account (API key or session) whose role may take the action. */
-  | { kind: 'account'; action: Action }
+  /**
+   * A member of the account (API key or session) whose role may take the action. With `callToken`, a per-call token
+   * (Bearer pct_...) is accepted too; the route checks that it names the agent and call it acts on.
+   */
+  | { kind: 'account'; action: Action; callToken?: true }
   /** A signed-in user with the platform-admin flag. */
   | { kind: 'platformAdmin' }
   /** A signed callback from an outside provider; the route verifies the signature itself. */
@@ -28,6 +31,8 @@ declare module 'fastify' {
 export const allow = {
   public: { kind: 'public' } as Access,
   account: (action: Action): Access => ({ kind: 'account', action }),
+  /** An account member, or the holder of a per-call token (what a voice provider gets for one call). */
+  accountOrCallToken: (action: Action): Access => ({ kind: 'account', action, callToken: true }),
   platformAdmin: { kind: 'platformAdmin' } as Access,
   provider: (provider: string): Access => ({ kind: 'provider', provider }),
 };

@@ -10,7 +10,10 @@ export interface Auth {
   sessionId?: string;
   role: MemberRole;
   isPlatformAdmin: boolean;
-  scheme: 'api_key' | 'session';
+  /** call_token: a per-call token of the LLM proxy (see callGrant). */
+  scheme: 'api_key' | 'session' | 'call_token';
+  /** With a per-call token: the one agent and call it is good for. */
+  callGrant?: { agentId: string; callId: string };
   /** Per-account override of the request rate limit, or null for the configured default. */
   rateLimitPerMinute: number | null;
 }
@@ -27,7 +30,12 @@ export const SESSION_COOKIE = 'vsid';
 export interface Authenticators {
   apiKey(token: string): Promise<Auth | null>;
   session(token: string): Promise<Auth | null>;
+  /** A per-call token (pct_...), on the routes that accept one. */
+  callToken?(token: string): Promise<Auth | null>;
 }
+
+/** Per-call tokens start with this; an API key never does. */
+export const CALL_TOKEN_PREFIX = 'pct_';
 
 function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -43,6 +51,11 @@ function bearerToken(request: FastifyRequest): string | null {
  */
 export async function resolveAuth(request: FastifyRequest, authenticators: Authenticators): Promise<Auth | null> {
   const token = bearerToken(request);
+  if (token?.startsWith(CALL_TOKEN_PREFIX) && authenticators.callToken) {
+    const auth = await authenticators.callToken(token);
+    if (!auth) throw new AppError('unauthorized', 'Invalid or expired call token: it ends with its call');
+    return auth;
+  }
   if (token) {
     const auth = await authenticators.apiKey(token);
     if (!auth) throw new AppError('unauthorized', 'Invalid or revoked API key');

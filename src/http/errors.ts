@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, meaning: 'Too many requests; details.retryAfterSec says how long to wait.' },
   headers_too_large: { status: 431, meaning: 'The request headers (URL included) are larger than details.limitBytes.' },
   internal_error: { status: 500, meaning: 'An unexpected error; details.requestId identifies it in the logs.' },
+  upstream_error: { status: 502, meaning: 'The model upstream of the LLM proxy failed or timed out; the message says how.' },
   service_unavailable: { status: 503, meaning: 'A dependency (database, Redis) is unavailable.' },
 } as const;
 

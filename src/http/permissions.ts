@@ -11,6 +11,7 @@ export const PERMISSIONS = {
   'self.manage': { minimum: 'viewer', meaning: 'Manage one’s own sign-in: sessions, password, switching accounts' },
   'agents.write': { minimum: 'member', meaning: 'Create, change and delete agents' },
   'calls.write': { minimum: 'member', meaning: 'Place calls and set their dispositions' },
+  'agents.converse': { minimum: 'member', meaning: "Talk to an agent through the LLM proxy (charged to the named call)" },
   'contacts.write': { minimum: 'member', meaning: 'Import contact lists and change contacts' },
   'dnc.write': { minimum: 'member', meaning: 'Add and remove do-not-call entries' },
   'numbers.route': { minimum: 'member', meaning: 'Route phone numbers to agents and recheck their reputation' },

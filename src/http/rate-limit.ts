@@ -36,6 +36,8 @@ function bucketOf(request: FastifyRequest, options: RateLimitOptions): { key: st
   const auth = request.auth as FastifyRequest['auth'] | undefined;
   if (auth?.apiKeyId) return { key: `rl:key:${auth.apiKeyId}`, limit: auth.rateLimitPerMinute ?? options.perMinute };
   if (auth?.userId) return { key: `rl:user:${auth.userId}`, limit: auth.rateLimitPerMinute ?? options.perMinute };
+  // A per-call token: each call has a bucket of its own (a voice provider carries many calls from one address).
+  if (auth?.callGrant) return { key: `rl:call:${auth.callGrant.callId}`, limit: options.perMinute };
   return { key: anonymousKey(request), limit: options.anonymousPerMinute };
 }
 

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { DateTime, Int, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 import { PROMPT_LIMITS, VERSIONED_FIELDS } from './agents.prompt.js';
 import { AGENT_STATUSES, VOICEMAIL_ACTIONS } from './agents.tables.js';
+import { KnowledgeIndexState } from '../knowledge/knowledge.schemas.js';
 
 export const AgentStatus = Type.Enum([...AGENT_STATUSES], {
   title: 'AgentStatus',
@@ -84,6 +85,7 @@ export const Agent = Type.Object({
   transfer: Type.Object({ number: Nullable(E164), whenToTransfer: Type.String() }),
   voicemail: Type.Object({ action: VoicemailAction, message: Type.String() }),
   systemPrompt: Type.String({ description: 'Read-only: the non-empty prompt parts, assembled in order under headings.' }),
+  knowledgeIndex: Type.Optional(KnowledgeIndexState),
 }, { title: 'AgentDetail', description: 'An agent in full: its settings, prompt parts and the assembled system prompt.' });
 
 export const AgentList = Type.Object({ agents: Type.Array(AgentListItem), ...PageFields }, { title: 'AgentPage' });

@@ -134,7 +134,12 @@ export interface AgentChoicesCheck {
   checkAgentChoices(input: { voice?: string | null; liveLlmId?: string | null }): Promise<void>;
 }
 
-export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choices: AgentChoicesCheck }) {
+/** The search index of an agent's knowledge base, as the knowledge module reports it. */
+export interface KnowledgeIndexReader {
+  indexState(accountId: string, agentId: string, knowledge: string, voiceId: string | null): Promise<{ chunks: number; indexedAt: string | null; pending: boolean }>;
+}
+
+export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choices: AgentChoicesCheck; knowledge?: KnowledgeIndexReader }) {
   const { repo, clock, choices } = deps;
 
   async function saveVersion(tx: AgentsTx, auth: Auth, row: AgentRow, changedParts: VersionedFieldName[]) {
@@ -162,7 +167,9 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choi
     },
 
     async get(auth: Auth, id: string) {
-      return toAgent(await requireAgent(auth, id));
+      const row = await requireAgent(auth, id);
+      const knowledgeIndex = await deps.knowledge?.indexState(auth.accountId, row.id, row.knowledge, row.voice_id);
+      return { ...toAgent(row), ...(knowledgeIndex ? { knowledgeIndex } : {}) };
     },
 
     /** Creates a draft (unless a status is given) at version 1, and saves version 1. */

@@ -36,6 +36,7 @@ export interface ConversationInput {
   agent: CallAgent;
   line: FarEndLine;
   clock: Clock;
+  /** The agent's LLM for this call (see AgentLlmForCalls): it puts the agent's prompt and knowledge in front. */
   llm: LlmClient;
   tts: TtsProvider;
   /** The moment the call was answered: turn offsets count from it, and so does the recording. */
@@ -127,7 +128,8 @@ export async function converse(input: ConversationInput): Promise<ConversationRe
     whenToTransfer: agent.transfer.number ? agent.transfer.whenToTransfer || 'when they ask to speak to a person' : null,
   };
   const tools = [END_CALL_TOOL, ...(agent.transfer.number ? [transferCallTool(agent.transfer.whenToTransfer)] : [])];
-  const messages: ChatMessage[] = [{ role: 'system', content: agent.systemPrompt }];
+  // The system prompt is the LLM's to add (the proxy's path: the prompt parts, then the knowledge retrieved each turn).
+  const messages: ChatMessage[] = [];
 
   /** The agent's next words: what an operator injected, else the LLM's turn. */
   async function agentTurn(): Promise<{ text: string; toolCalls: ToolCall[] }> {

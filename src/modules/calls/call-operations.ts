@@ -16,17 +16,17 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { checkSignatureHeader } from '../../lib/signatures.js';
 import { actorOf } from '../../events/domain-events.js';
-import type { LlmClient } from '../../providers/llm/index.js';
 import { validateObjectKey, type ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
 import type { VoiceProvider } from '../../providers/voice/index.js';
 import type { CallsRepo } from './calls.repo.js';
-import type { AgentsForCalls, ContactsForCalls, DispositionsForCalls, DncForCalls, NumbersForCalls, PricingForCalls } from './calls.ports.js';
+import type { AgentLlmForCalls, AgentsForCalls, ContactsForCalls, DispositionsForCalls, DncForCalls, NumbersForCalls, PricingForCalls } from './calls.ports.js';
 import type { AssetUrlQuery, DispositionBody, InboundCallBody, PlaceCallBody, PostCallBody, SignedAssetQuery } from './calls.schemas.js';
 import { LIVE_CALL_STATUSES } from './calls.tables.js';
 import { createCallLifecycle, type CallRecord, type CallReport } from './call-lifecycle.js';
 import { createCallRunner } from './call-runner.js';
 import { createCallAssets } from './call-assets.js';
+import { createCallLlm } from './call-llm.js';
 
 export interface CallOperationsDeps {
   repo: CallsRepo;
@@ -41,7 +41,7 @@ export interface CallOperationsDeps {
   dispositions: DispositionsForCalls;
   pricing: PricingForCalls;
   voice: VoiceProvider;
-  llm: LlmClient;
+  agentLlm: AgentLlmForCalls;
   tts: TtsProvider;
   objects: ObjectStorage;
   broadcast: Broadcast;
@@ -71,6 +71,7 @@ export function createCallOperations(deps: CallOperationsDeps) {
   const runnerId = randomUUID();
   const runner = createCallRunner({ ...deps, lifecycle, config: config.calls, runnerId });
   const assets = createCallAssets({ ...deps, config: config.calls });
+  const callLlm = createCallLlm({ ...deps, config: config.calls });
 
   broadcast.subscribe(CONTROL_TOPIC, (message) => {
     const callId = typeof message.callId === 'string' ? message.callId : null;
@@ -126,6 +127,8 @@ export function createCallOperations(deps: CallOperationsDeps) {
   }
 
   return {
+    ...callLlm,
+
     /** POST /v1/crm/contacts/{id}/call: queues a call to the contact; refused (nothing written) for a DNC number. */
     async place(auth: Auth, contactId: string, input: PlaceCallBody) {
       await owned.requireOwned(auth, { contacts: [contactId], agents: [input.agentId] });

@@ -8,12 +8,11 @@ import type { Logger } from 'pino';
 import type { CallsConfig } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import { encodeWav, mixStereoRecording } from '../../lib/wav.js';
-import type { LlmClient } from '../../providers/llm/index.js';
 import type { ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
 import type { FarEndLine, FarEndParty, VoiceProvider } from '../../providers/voice/index.js';
 import type { CallsRepo } from './calls.repo.js';
-import type { ContactsForCalls } from './calls.ports.js';
+import type { AgentLlmForCalls, ContactsForCalls } from './calls.ports.js';
 import type { CallUsage } from './calls.tables.js';
 import type { CallLifecycle, CallRecord, CallReport } from './call-lifecycle.js';
 import { converse, type ConversationResult } from './call-conversation.js';
@@ -28,7 +27,7 @@ export interface RunnerDeps {
   repo: CallsRepo;
   contacts: ContactsForCalls;
   voice: VoiceProvider;
-  llm: LlmClient;
+  agentLlm: AgentLlmForCalls;
   tts: TtsProvider;
   objects: ObjectStorage;
   clock: Clock;
@@ -47,7 +46,7 @@ interface LiveCall {
 }
 
 export function createCallRunner(deps: RunnerDeps) {
-  const { lifecycle, repo, contacts, voice, llm, tts, objects, clock, config, runnerId, log } = deps;
+  const { lifecycle, repo, contacts, voice, agentLlm, tts, objects, clock, config, runnerId, log } = deps;
   const live = new Map<string, LiveCall>();
   /** Set when the process stops: it starts no more calls (queued ones wait for another instance or the restart). */
   let stopping = false;
@@ -102,7 +101,7 @@ export function createCallRunner(deps: RunnerDeps) {
       agent,
       line,
       clock,
-      llm,
+      llm: agentLlm({ accountId, agent, callId: call.id }),
       tts,
       answeredAt,
       maxDurationMs: config.maxDurationSeconds * 1000,

@@ -7,6 +7,7 @@ import type { ContactsService } from '../contacts/contacts.service.js';
 import type { DispositionsService } from '../dispositions/dispositions.service.js';
 import type { DncService } from '../dnc/dnc.service.js';
 import type { NumbersService } from '../numbers/numbers.service.js';
+import type { LlmClient } from '../../providers/llm/index.js';
 
 export type AgentsForCalls = Pick<AgentsService, 'forCall' | 'recordCompletedCall'>;
 export type CallAgent = NonNullable<Awaited<ReturnType<AgentsService['forCall']>>>;
@@ -18,3 +19,5 @@ export type DispositionsForCalls = Pick<DispositionsService, 'isValidCode'>;
 /** What the catalog charges for what a call used. */
 export type PricingForCalls = Pick<CatalogService, 'price'>;
 export type { PriceRequest } from '../catalog/catalog.service.js';
+/** The agent's LLM for one call: the LLM proxy's path (the agent's prompt, knowledge and model), wired in services.ts. */
+export type AgentLlmForCalls = (context: { accountId: string; agent: CallAgent; callId: string }) => LlmClient;

@@ -35,6 +35,7 @@ export const CALL_EVENT_TYPES = [
   'call.dnc_added',
   'call.completed',
   'call.failed',
+  'call.knowledge_retrieved',
   'campaign.started',
   'campaign.compliance_paused',
 ] as const;

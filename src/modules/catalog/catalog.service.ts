@@ -283,6 +283,16 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
     },
 
     /**
+     * For the LLM proxy: the active LLM model an agent names (by id or slug; the default model for null), with what
+     * it takes to call it. Undefined when the catalog has no such active model.
+     */
+    async llmUpstream(reference: string | null) {
+      const row = await repo.findForPricing('llm', reference ?? undefined);
+      if (!row?.active) return undefined;
+      return { id: row.id, slug: row.slug, provider: row.provider, baseUrl: row.base_url, model: row.model, apiKey: row.api_key, updatedAt: row.updated_at };
+    },
+
+    /**
      * For the call engine: the cost of what a call used, as cost-item lines with exact decimal amounts. Pass `tx`
      * when calling from inside a transaction (on the embedded database the pool is that one connection).
      */

@@ -23,6 +23,8 @@ export interface ToolDefinition {
 export interface ChatRequest {
   messages: ChatMessage[];
   tools?: ToolDefinition[];
+  /** OpenAI's tool_choice, passed on as it is. */
+  toolChoice?: 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
   temperature?: number;
   maxTokens?: number;
   signal?: AbortSignal;

@@ -19,3 +19,4 @@ export function createLlmClient(config: LlmConfig): LlmClient {
   }
   return createPlaybookLlm();
 }
+export { cosineSimilarity, createEmbeddingsClient, type EmbeddingsClient, type EmbeddingsOptions } from './embeddings.js';

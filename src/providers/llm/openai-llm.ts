@@ -103,6 +103,7 @@ export function createOpenAiLlm(options: OpenAiLlmOptions): LlmClient {
             })),
           }
         : {}),
+      ...(request.tools?.length && request.toolChoice !== undefined ? { tool_choice: request.toolChoice } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
       ...(request.responseFormat
