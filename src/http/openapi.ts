@@ -213,7 +213,9 @@ function defaultParameterDescription(location: 'query' | 'path', name: string, p
     return owner ? `The id of the ${wordsOf(owner).map(singular).join(' ')}.` : undefined;
   }
   const referenced = /^(.+)Id$/.exec(name)?.[1];
-  if (location === 'query' && referenced) return `Only items of this ${referenced.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}.`;
+  const words = referenced?.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+  if (location === 'query' && words) return `Only items of this ${words}.`;
+  if (location === 'path' && words) return `The id of the ${words}.`;
   return undefined;
 }
 

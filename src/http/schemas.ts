@@ -3,6 +3,8 @@ import { ERROR_CODES } from './errors.js';
 
 /** Building blocks every module's schemas reuse, so the OpenAPI document stays uniform. */
 export const Uuid = Type.String({ format: 'uuid' });
+/** Another resource named by its id and name (a contact's lists, a picker's accounts). */
+export const NamedRef = Type.Object({ id: Uuid, name: Type.String() }, { title: 'NamedRef', description: 'A resource named by its id and its name.' });
 export const DateTime = Type.String({ format: 'date-time' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** Money is a decimal string in USD, never a float (DESIGN §1). */

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, SingleLineText } from '../../http/schemas.js';
-import { CreateAgentBody } from '../agents/agents.schemas.js';
+import { AgentVoicemail, CreateAgentBody } from '../agents/agents.schemas.js';
 import { VERSIONED_FIELDS } from '../agents/agents.prompt.js';
 import { Finding } from '../safety/safety.schemas.js';
 import { QUESTION_TYPES } from './agent-templates.types.js';
@@ -38,7 +38,7 @@ export const TemplateDetail = Type.Object({
   variables: Type.Array(Variable),
   parts: Type.Object(Parts.properties, { description: 'The prompt parts and first message, with {{key}} blanks the variables fill.' }),
   transfer: Type.Object({ whenToTransfer: Type.String() }),
-  voicemail: Type.Object({ action: Type.Enum(['hang_up', 'leave_message']), message: Type.String() }),
+  voicemail: AgentVoicemail,
 });
 
 const VariableValues = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 2000 }), {
@@ -103,7 +103,7 @@ export const GeneratedAgent = Type.Object({
     name: Type.String(),
     ...Parts.properties,
     transfer: Type.Object({ whenToTransfer: Type.String() }),
-    voicemail: Type.Object({ action: Type.Enum(['hang_up', 'leave_message']), message: Type.String() }),
+    voicemail: AgentVoicemail,
   }, { description: 'Ready for POST /v1/agents; nothing is saved.' }),
   generator: Type.Object({
     kind: Type.Enum(['llm', 'builtin'], { description: 'llm: the configured model wrote it; builtin: the offline generator adapted a template.' }),

@@ -9,6 +9,10 @@ export const AgentStatus = Type.Enum([...AGENT_STATUSES], {
   description: 'draft and paused agents take no new calls; any status may move to any other.',
 });
 const VoicemailAction = Type.Enum([...VOICEMAIL_ACTIONS]);
+export const AgentVoicemail = Type.Object(
+  { action: VoicemailAction, message: Type.String() },
+  { title: 'AgentVoicemail', description: 'What the agent does when a voicemail answers: hang up, or leave this message after the beep.' },
+);
 const E164 = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164, e.g. +14155550123', examples: ['+14155550123'] });
 const Name = SingleLineText({ minLength: 1, maxLength: 120 });
 const ShortText = (description: string) => Type.String({ maxLength: PROMPT_LIMITS.shortText, description });
@@ -83,7 +87,7 @@ export const Agent = Type.Object({
   updatedAt: DateTime,
   ...VersionedFields,
   transfer: Type.Object({ number: Nullable(E164), whenToTransfer: Type.String() }),
-  voicemail: Type.Object({ action: VoicemailAction, message: Type.String() }),
+  voicemail: AgentVoicemail,
   systemPrompt: Type.String({ description: 'Read-only: the non-empty prompt parts, assembled in order under headings.' }),
   knowledgeIndex: Type.Optional(KnowledgeIndexState),
 }, { title: 'AgentDetail', description: 'An agent in full: its settings, prompt parts and the assembled system prompt.' });

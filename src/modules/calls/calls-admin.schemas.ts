@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
+import { NamedRef, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
 import { CALL_DIRECTIONS, CALL_STATUSES } from './calls.tables.js';
 import { CallDetail, CallItem } from './calls.schemas.js';
 
@@ -13,8 +13,8 @@ export const AdminListCallsQuery = Type.Object(
   {
     accountId: Type.Optional(Uuid),
     agentId: Type.Optional(Uuid),
-    status: Type.Optional(StringEnum(CALL_STATUSES)),
-    direction: Type.Optional(StringEnum(CALL_DIRECTIONS)),
+    status: Type.Optional(StringEnum(CALL_STATUSES, 'Only calls in this status.')),
+    direction: Type.Optional(StringEnum(CALL_DIRECTIONS, 'Only calls in this direction.')),
     dateFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Calls created at or after this instant (inclusive).' })),
     dateTo: Type.Optional(
       Type.String({ format: 'date-time', description: 'Calls created before this instant (exclusive); not before dateFrom.' }),
@@ -62,7 +62,7 @@ export const AgentPickerList = Type.Object({
 export const AccountPickerQuery = Type.Object({ q: SearchText('Words of the account\'s name.'), ...PageQuery }, { additionalProperties: false });
 export type AccountPickerQuery = Static<typeof AccountPickerQuery>;
 
-export const AccountPickerList = Type.Object({ accounts: Type.Array(Type.Object({ id: Uuid, name: Type.String() })), ...PageFields });
+export const AccountPickerList = Type.Object({ accounts: Type.Array(NamedRef), ...PageFields });
 
 export const InjectBody = Type.Object(
   {

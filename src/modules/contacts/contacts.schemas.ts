@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
+import { DateTime, NamedRef, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 import { DUPLICATE_POLICIES } from './contacts.tables.js';
 
 const Country = Type.String({
@@ -94,7 +94,7 @@ export const Contact = Type.Object({
 
 export const ContactDetail = Type.Object({
   ...Contact.properties,
-  lists: Type.Array(Type.Object({ id: Uuid, name: Type.String() })),
+  lists: Type.Array(NamedRef),
 }, { title: 'ContactDetail', description: 'A contact, with the lists it is in.' });
 
 export const ContactPage = Type.Object({ contacts: Type.Array(Contact), ...PageFields }, { title: 'ContactPage' });

@@ -50,7 +50,7 @@ export const Finding = Type.Object({
   message: Type.String(),
   suggestion: Type.String(),
   source: Type.Enum(['rules', 'llm'], { description: 'rules: the fixed rules (same input, same findings); llm: the model review.' }),
-});
+}, { title: 'SafetyFinding', description: 'One problem the safety check found, where it is and how to fix it.' });
 
 export const SafetyReport = Type.Object({
   result: Type.Enum(['pass', 'fail'], { description: 'fail when any finding is an error.' }),

@@ -7,7 +7,7 @@ export const ListVoicesQuery = Type.Object(
   {
     ...PageQuery,
     language: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', maxLength: 35, description: 'Only voices of this language tag (e.g. en-us).' })),
-    gender: Type.Optional(Type.Enum([...VOICE_GENDERS])),
+    gender: Type.Optional(Type.Enum([...VOICE_GENDERS], { description: 'Only voices of this gender.' })),
   },
   { additionalProperties: false },
 );
