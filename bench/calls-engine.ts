@@ -271,7 +271,7 @@ async function main() {
   console.log(`  calls completed per minute (wall, clock x${SPEEDUP}): ${(engine.completed / minutes).toFixed(0)}; mean call ${engine.meanDurationSeconds.toFixed(0)} s simulated, ${engine.sampleTurns} turns`);
   console.log(`  engine turn latency (${engine.turnGaps.length} turns): p50 ${ms(percentile(engine.turnGaps, 50))}, p99 ${ms(percentile(engine.turnGaps, 99))}`);
   console.log(`  LLM (playbook) per agent turn (${engine.llmTimes.length}): p50 ${ms(percentile(engine.llmTimes, 50))}, p99 ${ms(percentile(engine.llmTimes, 99))}`);
-  console.log(`  idle before the run (workers polling for ${CALLS} call slots): ${(100 * engine.idleCpuShare).toFixed(0)}% of one core`);
+  console.log(`  idle before the run (workers polling for ${process.env.CALLS_PER_WORKER ?? CALLS} call slots): ${(100 * engine.idleCpuShare).toFixed(0)}% of one core`);
   console.log(`  peak RSS ${(engine.peakRss / 2 ** 20).toFixed(0)} MiB; CPU ${(engine.cpuMs / 1000).toFixed(1)} s over ${(engine.wallMs / 1000).toFixed(1)} s (${((100 * engine.cpuMs) / engine.wallMs).toFixed(0)}% of one core); load ${load()}`);
 
   if (LLM_TURNS === 0) return;
