@@ -8,6 +8,7 @@
  * SIGTERM or SIGINT shuts down gracefully; a second signal forces the exit.
  * Exit codes: 0 after a clean shutdown, 2 for a start the operator must fix (said in one sentence), 1 otherwise.
  */
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, loadDotEnv, type Config, type Role } from './config.js';
@@ -121,6 +122,17 @@ if (role === 'migrate') {
   process.exit(0);
 }
 
+/** A port taken by another program is reported before the database opens (which can take a while), not after. */
+function checkPortFree(): Promise<void> {
+  if (config.port === 0 || role === 'worker') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host: config.host, port: config.port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+await checkPortFree().catch((error) => abortStart(error));
 const infra = await openInfrastructure(config, { log }).catch((error) => abortStart(error));
 if (infra.appliedMigrations.length > 0) log.info({ applied: infra.appliedMigrations }, 'migrations applied');
 

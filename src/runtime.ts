@@ -75,14 +75,15 @@ function databaseStartError(error: unknown, config: Config): StartupError | null
 /** Connects to Redis before anything relies on it; past the start, ioredis reconnects by itself. */
 async function connectRedis(redisUrl: string): Promise<Redis> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
-  // Reported once by connect() below; without a listener ioredis would print every retry.
-  const quiet = () => {};
+  // Reported once below; without a listener ioredis would print every retry.
+  let lastError: unknown = null;
+  const quiet = (error: unknown) => (lastError = error);
   redis.on('error', quiet);
   try {
     await redis.connect();
   } catch (error) {
     redis.disconnect();
-    const code = errorCode(error) ?? (error as Error).message;
+    const code = errorCode(lastError) ?? errorCode(error) ?? (error as Error).message;
     throw new StartupError(`Cannot reach Redis at ${endpoint(redisUrl, 6379)} (${code}): start it, fix REDIS_URL, or unset it to keep counters in memory.`);
   }
   redis.off('error', quiet);
@@ -178,12 +179,13 @@ export function createProviders(config: Config): Providers {
 export async function openInfrastructure(config: Config, options: InfrastructureOptions = {}): Promise<Infrastructure> {
   // First, so a misconfigured provider stops the start before anything is opened.
   const providers = createProviders(config);
-  const storage = await openStorage(config, options);
-  let redis: Redis | null;
+  // Redis before the database: an unreachable one is reported at once, not after the migrations.
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : null;
+  let storage: Storage;
   try {
-    redis = config.redisUrl ? await connectRedis(config.redisUrl) : null;
+    storage = await openStorage(config, options);
   } catch (error) {
-    await storage.close();
+    redis?.disconnect();
     throw error;
   }
   const counters = redis ? createRedisCounterStore(redis, options.redisKeyPrefix) : createMemoryCounterStore();

@@ -15,6 +15,8 @@ import { buildTestApp, type TestApp } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
+// Absolute, so a start from another working directory still finds the loader.
+const TSX = import.meta.resolve('tsx');
 
 let scratch: string;
 let t: TestApp;
@@ -28,11 +30,13 @@ after(async () => {
 });
 
 /** Runs `src/main.ts` to its exit with only the environment given (storage settings included). */
-function run(env: Record<string, string>, options: { cwd?: string } = {}) {
+function run(env: Record<string, string>, options: { cwd?: string; unset?: string[] } = {}) {
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+  const environment: Record<string, string | undefined> = { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env };
+  for (const name of options.unset ?? []) delete environment[name];
+  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
     cwd: options.cwd ?? ROOT,
-    env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+    env: environment,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -40,7 +44,7 @@ function run(env: Record<string, string>, options: { cwd?: string } = {}) {
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   // Whatever happens, a start that did not fail is not left running.
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -68,8 +72,9 @@ test('a start that cannot go on says what to do in one sentence and exits 2', as
   const notADirectory = join(scratch, 'a-file');
   await writeFile(notADirectory, 'not a directory');
   try {
-    const [portInUse, postgres, redis, logLevel, badPort, dataDir] = await Promise.all([
+    const [portInUse, pretty, postgres, redis, logLevel, badPort, dataDir] = await Promise.all([
       run({ PORT: String(port), DATA_DIR: ':memory:', STORAGE_DIR: join(scratch, 'objects-1') }),
+      run({ PORT: String(port), DATA_DIR: ':memory:', STORAGE_DIR: join(scratch, 'objects-1'), LOG_FORMAT: 'pretty' }),
       run({ DATABASE_URL: 'postgres://parley@127.0.0.1:1/parley' }),
       run({ DATA_DIR: ':memory:', STORAGE_DIR: join(scratch, 'objects-2'), REDIS_URL: 'redis://127.0.0.1:1' }),
       run({ LOG_LEVEL: 'loud' }),
@@ -82,8 +87,12 @@ test('a start that cannot go on says what to do in one sentence and exits 2', as
     assertFriendly(logLevel, /^Configuration error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\.$/);
     assertFriendly(badPort, /^Configuration error: PORT must be an integer >= 0, got "eighty"\.$/);
     assertFriendly(dataDir, /^The data directory .*a-file\/data cannot be created or written \(ENOTDIR\): fix its permissions, or set DATA_DIR/);
-    // The port-in-use start had opened its database: it said it was starting first.
+    // It said it was starting first, on stdout.
     assert.match(portInUse.stdout, /"msg":"parley starting \(role all\)"/);
+    // LOG_FORMAT=pretty (the default on a terminal) writes readable lines instead.
+    assertFriendly(pretty, /^Port \d+ on 127\.0\.0\.1 is already in use/);
+    assert.match(pretty.stdout, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: parley starting \(role all\)$/m);
+    assert.doesNotMatch(pretty.stdout, /^\{/m);
   } finally {
     busy.close();
   }
@@ -92,7 +101,7 @@ test('a start that cannot go on says what to do in one sentence and exits 2', as
 test('.env in the working directory is read, and the environment wins over it', async () => {
   const dir = await mkdtemp(join(scratch, 'dotenv-'));
   await writeFile(join(dir, '.env'), '# settings of this machine\nLOG_LEVEL=chatty\nPORT=eighty # a comment\n');
-  const fromFile = await run({ LOG_LEVEL: '' }, { cwd: dir });
+  const fromFile = await run({}, { cwd: dir, unset: ['LOG_LEVEL'] });
   assertFriendly(fromFile, /LOG_LEVEL must be one of .*got "chatty"/);
   // LOG_LEVEL set in the environment is kept; PORT comes from the file.
   const envWins = await run({ LOG_LEVEL: 'info' }, { cwd: dir });
@@ -135,6 +144,7 @@ test('with REGISTRATION=closed sign-up answers 403 and creates nothing', async (
   assert.equal(register.statusCode, 403);
   assert.deepEqual(register.json(), {
     error: 'forbidden',
+    details: {},
     message: 'Sign-up is closed on this server: ask its administrator to create your user',
   });
   assert.equal(register.cookies.length, 0);
