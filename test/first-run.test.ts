@@ -104,7 +104,7 @@ test('.env in the working directory is read, and the environment wins over it', 
   const fromFile = await run({}, { cwd: dir, unset: ['LOG_LEVEL'] });
   assertFriendly(fromFile, /LOG_LEVEL must be one of .*got "chatty"/);
   // LOG_LEVEL set in the environment is kept; PORT comes from the file.
-  const envWins = await run({ LOG_LEVEL: 'info' }, { cwd: dir });
+  const envWins = await run({ LOG_LEVEL: 'info' }, { cwd: dir, unset: ['PORT'] });
   assertFriendly(envWins, /PORT must be an integer >= 0, got "eighty"/);
 });
 
