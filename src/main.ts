@@ -71,7 +71,7 @@ const storageSentence = config.databaseUrl
   : config.dataDir === ':memory:'
     ? 'storage PGlite in memory (nothing is kept)'
     : `storage PGlite in ${storageDescription.dataDir}`;
-log.info({ version: process.env.npm_package_version, node: process.version }, `parley starting (role ${role})`);
+log.info({ node: process.version }, `parley starting (role ${role})`);
 
 let stopSignal: NodeJS.Signals | null = null;
 let stop: ((signal: NodeJS.Signals) => Promise<void>) | null = null;
