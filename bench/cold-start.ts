@@ -9,10 +9,11 @@
  * queue's schema); "existing" restarts on the directory the fresh run left behind. The baseline is this
  * same file re-run as a bare node:http server (`--bare-server`), with the same loader; a second
  * reference adds only PGlite to it (`--with-pglite`), to show what the embedded database costs by
- * itself. Medians are printed, with ratios against the bare baseline.
+ * itself. The compiled build (`npm run build`, then `node dist/main.js`, no loader) is measured the same way.
+ * Medians are printed, with ratios against the bare baseline.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, get } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -81,12 +82,15 @@ function residentMb(pid: number) {
   return Number(line!.replace(/\D+/g, '')) / 1024;
 }
 
-/** Spawns `node --import tsx <args>`, times the first healthy answer, idle RSS, and the exit after SIGTERM. */
-async function measure(args: string[], env: Record<string, string>): Promise<Sample> {
+/**
+ * Spawns `node --import tsx <args>` (or `node <args>` for the compiled build), times the first healthy answer, idle
+ * RSS, and the exit after SIGTERM.
+ */
+async function measure(args: string[], env: Record<string, string>, loader = true): Promise<Sample> {
   const port = await freePort();
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, loader ? ['--import', 'tsx', ...args] : args, {
     cwd: ROOT,
     env: { ...inherited, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -131,6 +135,9 @@ async function main() {
   const pgliteExisting: Sample[] = [];
   const fresh: Sample[] = [];
   const existing: Sample[] = [];
+  const builtFresh: Sample[] = [];
+  const builtExisting: Sample[] = [];
+  if (!existsSync(join(ROOT, 'dist/main.js'))) throw new Error('dist/main.js is missing: run `npm run build` first');
   const withDataDir = async (use: (dataDir: string) => Promise<void>) => {
     const dataDir = await mkdtemp(join(tmpdir(), 'parley-bench-cold-'));
     try {
@@ -149,6 +156,10 @@ async function main() {
       fresh.push(await measure(['src/main.ts'], { DATA_DIR: dataDir }));
       existing.push(await measure(['src/main.ts'], { DATA_DIR: dataDir }));
     });
+    await withDataDir(async (dataDir) => {
+      builtFresh.push(await measure(['dist/main.js'], { DATA_DIR: dataDir }, false));
+      builtExisting.push(await measure(['dist/main.js'], { DATA_DIR: dataDir }, false));
+    });
     console.log(`run ${run + 1}/${RUNS} done`);
   }
 
@@ -159,6 +170,8 @@ async function main() {
     ['bare node:http + PGlite, existing data dir', summarize(pgliteExisting)],
     ['parley, PGlite, fresh data dir', summarize(fresh)],
     ['parley, PGlite, existing data dir', summarize(existing)],
+    ['parley built (node dist/main.js), PGlite, fresh data dir', summarize(builtFresh)],
+    ['parley built (node dist/main.js), PGlite, existing data dir', summarize(builtExisting)],
   ] as const;
   console.log(`\ncold start, median of ${RUNS} runs (node ${process.version}, loader tsx, idle ${IDLE_MS} ms before reading RSS)\n`);
   console.log('| process | first 200 on /api/health | × baseline | idle RSS | × baseline | SIGTERM to exit |');

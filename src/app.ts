@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import Fastify from 'fastify';
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
 import {
   AppError,
   clientErrorHandler,
@@ -71,17 +72,44 @@ function trustProxyOption(trust: Config['trustProxy']) {
   return typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust;
 }
 
+/** Requests are logged at debug unless LOG_REQUESTS asks for info (a quiet terminal by default); errors stay errors. */
+class RequestLogController extends LogController {
+  constructor(private readonly level: 'info' | 'debug') {
+    super();
+  }
+
+  override incomingRequest(request: FastifyRequest) {
+    request.log[this.level]({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null, _request: FastifyRequest, reply: FastifyReply) {
+    if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log[this.level]({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+
+  override routeNotFound(request: FastifyRequest) {
+    request.log[this.level](`Route ${request.method}:${request.url} not found`);
+  }
+}
+
 export interface BuildAppOptions extends CoreDeps {
   logger?: boolean | object;
+  /** The process's logger (main.ts), shared by requests and services; takes the place of `logger`. */
+  loggerInstance?: Logger;
 }
 
 export async function buildApp(options: BuildAppOptions) {
   const { config } = options;
   const app = Fastify({
-    logger: options.logger ?? {
-      level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-    },
+    ...(options.loggerInstance
+      ? { loggerInstance: options.loggerInstance }
+      : {
+          logger: options.logger ?? {
+            level: config.logLevel,
+            redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+          },
+        }),
+    logController: new RequestLogController(config.logRequests ? 'info' : 'debug'),
     bodyLimit: config.jsonBodyLimitBytes,
     trustProxy: trustProxyOption(config.trustProxy),
     genReqId: () => randomUUID(),
@@ -92,7 +120,7 @@ export async function buildApp(options: BuildAppOptions) {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.setValidatorCompiler(createValidatorCompiler());
 
-  const services = createServices(options);
+  const services = createServices(options, { log: options.loggerInstance });
   // Live calls this process runs end as server_shutdown, with their costs, before the server stops.
   app.addHook('preClose', async () => {
     await services.calls.shutdown();
@@ -153,8 +181,13 @@ export async function buildApp(options: BuildAppOptions) {
     if (counted) await enforceRateLimit(request, reply, limits);
   });
 
+  // Whoever opens the bare address is pointed at the documentation.
+  const docsLinks = { docs: '/api/docs', openapi: '/api/v1/openapi.json', health: '/api/health' };
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/api/docs'));
+
   await app.register(
     async (api) => {
+      api.get('/', { config: { access: allow.public }, schema: { hide: true } }, async () => ({ name: 'Parley', ...docsLinks }));
       healthRoutes(api as App, services);
       api.get('/v1/openapi.json', { config: { access: allow.public }, schema: { hide: true } }, async () => app.swagger());
       await api.register(async (v1) => {

@@ -4,9 +4,31 @@ import { isIP } from 'node:net';
  * Configuration is read once from the environment, validated, and passed down.
  * Nothing else in src/ reads process.env.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
+/**
+ * Reads `.env` in the working directory into the environment when there is one (variables already set win), so
+ * the settings of a machine can live in one file. Answers the file read, or null.
+ */
+export function loadDotEnv(path = '.env'): string | null {
+  if (!existsSync(path)) return null;
+  try {
+    process.loadEnvFile(path);
+  } catch (error) {
+    throw new ConfigError(`${path} could not be read: ${(error as Error).message}`);
+  }
+  return path;
+}
+
 export type Role = 'all' | 'api' | 'worker' | 'migrate';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** `auto`: readable lines on a terminal, JSON (one object a line) otherwise. */
+export const LOG_FORMATS = ['auto', 'pretty', 'json'] as const;
+/** Who may sign up: anyone, only emails a platform administrator invited, or nobody (administrators create users). */
+export const REGISTRATION_POLICIES = ['open', 'invite', 'closed'] as const;
+export type RegistrationPolicy = (typeof REGISTRATION_POLICIES)[number];
 
 /** Where recordings and other files go: a directory (the default) or an S3-compatible bucket. */
 export type StorageConfig =
@@ -76,7 +98,11 @@ export interface Config {
   databaseUrl: string | null;
   databasePoolSize: number;
   redisUrl: string | null;
-  logLevel: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  logFormat: (typeof LOG_FORMATS)[number];
+  /** Log every request and response at info; otherwise they are logged at debug. */
+  logRequests: boolean;
+  registration: RegistrationPolicy;
   /** Public origin of the service, e.g. https://parley.example.com; decides the cookie's Secure flag. */
   publicBaseUrl: string | null;
   /**
@@ -260,7 +286,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL'),
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1),
     redisUrl: url(env, 'REDIS_URL'),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'auto'),
+    logRequests: bool(env, 'LOG_REQUESTS', false),
+    registration: oneOf(env, 'REGISTRATION', REGISTRATION_POLICIES, 'open'),
     publicBaseUrl: url(env, 'PUBLIC_BASE_URL'),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 300, 1),

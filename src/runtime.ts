@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import { migrate } from './db/migrate.js';
@@ -13,6 +14,81 @@ import { createObjectStorage, type ObjectStorage } from './providers/storage/ind
 import { lockDataDir } from './lib/data-dir-lock.js';
 
 export { DataDirInUseError } from './lib/data-dir-lock.js';
+
+/** Credentials never reach the log, whatever the level. */
+const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
+
+/**
+ * The process's logger: readable lines on a terminal (or LOG_FORMAT=pretty), one JSON object a line otherwise
+ * (what log collectors read). Pretty output is written synchronously, so nothing is lost on exit.
+ */
+export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>, base: Record<string, unknown> = {}): Logger {
+  const readable = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true);
+  const options = { level: config.logLevel, base, redact: REDACT };
+  if (!readable) return pino(options);
+  return pino(options, pretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,role' }));
+}
+
+/** A start that cannot go on for a reason the operator fixes: said in one sentence, without a stack (exit code 2). */
+export class StartupError extends Error {}
+
+const NETWORK_ERRORS = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET'];
+const FILE_ERRORS = ['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'ENOSPC'];
+
+/** The errno-style code of an error, or of the first of an AggregateError's (Node tries IPv4 and IPv6 in turn). */
+function errorCode(error: unknown): string | undefined {
+  const direct = (error as { code?: unknown } | null)?.code;
+  if (typeof direct === 'string') return direct;
+  if (error instanceof AggregateError) return errorCode(error.errors[0]);
+  return undefined;
+}
+
+function endpoint(url: string, defaultPort: number) {
+  const parsed = new URL(url);
+  return `${parsed.hostname || 'localhost'}:${parsed.port || defaultPort}`;
+}
+
+/** Says what to do about a database that cannot be opened, or null when the cause is not one an operator fixes. */
+function databaseStartError(error: unknown, config: Config): StartupError | null {
+  const code = errorCode(error);
+  if (config.databaseUrl) {
+    const where = endpoint(config.databaseUrl, 5432);
+    if (code && NETWORK_ERRORS.includes(code)) {
+      return new StartupError(`Cannot reach PostgreSQL at ${where} (${code}): start it, or fix DATABASE_URL.`);
+    }
+    if (code === '28P01' || code === '28000') {
+      return new StartupError(`PostgreSQL at ${where} refused the user or password of DATABASE_URL: fix them.`);
+    }
+    if (code === '3D000') {
+      return new StartupError(`The database named in DATABASE_URL does not exist on ${where}: create it (createdb), or fix DATABASE_URL.`);
+    }
+    return null;
+  }
+  if (code && FILE_ERRORS.includes(code)) {
+    return new StartupError(
+      `The data directory ${config.dataDir} cannot be created or written (${code}): fix its permissions, or set DATA_DIR to a directory this user can write.`,
+    );
+  }
+  return null;
+}
+
+/** Connects to Redis before anything relies on it; past the start, ioredis reconnects by itself. */
+async function connectRedis(redisUrl: string): Promise<Redis> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
+  // Reported once below; without a listener ioredis would print every retry.
+  let lastError: unknown = null;
+  const quiet = (error: unknown) => (lastError = error);
+  redis.on('error', quiet);
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    const code = errorCode(lastError) ?? errorCode(error) ?? (error as Error).message;
+    throw new StartupError(`Cannot reach Redis at ${endpoint(redisUrl, 6379)} (${code}): start it, fix REDIS_URL, or unset it to keep counters in memory.`);
+  }
+  redis.off('error', quiet);
+  return redis;
+}
 
 export interface Storage {
   database: DatabaseHandle;
@@ -54,7 +130,7 @@ export interface InfrastructureOptions extends StorageOptions {
  */
 export async function openStorage(config: Config, options: StorageOptions = {}): Promise<Storage> {
   const log = options.log ?? pino({ level: config.logLevel });
-  const releaseDataDir = config.databaseUrl || config.dataDir === ':memory:' ? () => {} : lockDataDir(config.dataDir);
+  const releaseDataDir = config.databaseUrl || config.dataDir === ':memory:' ? () => {} : lockDataDirOrExplain(config);
   try {
     const database = await openDatabase({
       databaseUrl: config.databaseUrl,
@@ -82,7 +158,15 @@ export async function openStorage(config: Config, options: StorageOptions = {}):
     }
   } catch (error) {
     releaseDataDir();
-    throw error;
+    throw databaseStartError(error, config) ?? error;
+  }
+}
+
+function lockDataDirOrExplain(config: Config) {
+  try {
+    return lockDataDir(config.dataDir);
+  } catch (error) {
+    throw databaseStartError(error, config) ?? error;
   }
 }
 
@@ -95,8 +179,15 @@ export function createProviders(config: Config): Providers {
 export async function openInfrastructure(config: Config, options: InfrastructureOptions = {}): Promise<Infrastructure> {
   // First, so a misconfigured provider stops the start before anything is opened.
   const providers = createProviders(config);
-  const storage = await openStorage(config, options);
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false }) : null;
+  // Redis before the database: an unreachable one is reported at once, not after the migrations.
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : null;
+  let storage: Storage;
+  try {
+    storage = await openStorage(config, options);
+  } catch (error) {
+    redis?.disconnect();
+    throw error;
+  }
   const counters = redis ? createRedisCounterStore(redis, options.redisKeyPrefix) : createMemoryCounterStore();
   const bus = redis
     ? await createRedisBus(redis, options.redisKeyPrefix ?? 'parley:')

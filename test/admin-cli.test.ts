@@ -92,3 +92,23 @@ test('an unknown email or a bad command exits 2 with a message and changes nothi
   );
   assert.deepEqual(admins, []);
 });
+
+test('create-user makes a user and its account with a printed password; a taken email exits 2', async () => {
+  const created = await admin('create-user', 'newhire@example.com');
+  assert.equal(created.code, 0, created.stderr);
+  const match = /^Created newhire@example\.com with the password (\S+) \(account ([0-9a-f-]{36})\); they can change it after signing in\.$/.exec(
+    created.stdout.trim(),
+  );
+  assert.ok(match, created.stdout);
+  await withApp(async (app) => {
+    const login = await app.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'newhire@example.com', password: match[1] } });
+    assert.equal(login.statusCode, 200, login.body);
+    assert.equal(login.json().accountId, match[2]);
+  });
+  const again = await admin('create-user', 'newhire@example.com');
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /A user with the email newhire@example\.com already exists\./);
+  const bad = await admin('create-user', 'not-an-email');
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /"not-an-email" is not an email address\./);
+});

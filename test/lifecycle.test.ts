@@ -35,7 +35,7 @@ function spawnParley(args: string[], env: Record<string, string>): Spawned {
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     cwd: ROOT,
-    env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '10000', ...env },
+    env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_REQUESTS: 'true', SHUTDOWN_GRACE_MS: '10000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: LogLine[] = [];

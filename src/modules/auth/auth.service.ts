@@ -61,28 +61,45 @@ export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: 
     return { token, expiresAt };
   }
 
+  /** A user, a new account, and the user as its owner; an email already taken is a 409. */
+  async function createUserWithAccount(input: { email: string; password: string; name?: string; accountName?: string }) {
+    const email = input.email.trim();
+    if (await repo.findUserByEmail(email)) {
+      throw new AppError('conflict', 'An account with this email already exists; sign in instead');
+    }
+    const userId = newId();
+    const accountId = newId();
+    const passwordHash = await hashPassword(input.password);
+    await repo.transaction((tx) =>
+      tx.insertAccountWithOwner({
+        accountId,
+        accountName: input.accountName?.trim() || `${input.name?.trim() || email}'s account`,
+        userId,
+        email,
+        name: input.name?.trim() || null,
+        passwordHash,
+      }),
+    );
+    return { userId, accountId, email };
+  }
+
   return {
-    /** Creates a user, a new account and the owner membership, and signs the user in. */
+    /** Creates a user, a new account and the owner membership, and signs the user in; REGISTRATION decides who may. */
     async register(input: RegisterInput, client: ClientInfo) {
-      const email = input.email.trim();
-      if (await repo.findUserByEmail(email)) {
-        throw new AppError('conflict', 'An account with this email already exists; sign in instead');
+      if (config.registration !== 'open') {
+        // Invitations to sign up do not exist yet, so `invite` lets nobody in on their own, like `closed`.
+        throw new AppError('forbidden', 'Sign-up is closed on this server: ask its administrator to create your user');
       }
-      const userId = newId();
-      const accountId = newId();
-      const passwordHash = await hashPassword(input.password);
-      await repo.transaction((tx) =>
-        tx.insertAccountWithOwner({
-          accountId,
-          accountName: input.accountName?.trim() || `${input.name?.trim() || email}'s account`,
-          userId,
-          email,
-          name: input.name?.trim() || null,
-          passwordHash,
-        }),
-      );
+      const { userId, accountId } = await createUserWithAccount(input);
       const session = await startSession(userId, accountId, client);
       return { userId, accountId, session };
+    },
+
+    /** The platform administrator's way in when sign-up is closed: a user and its account, with a new password. */
+    async createUser(input: { email: string; name?: string; accountName?: string }) {
+      const password = randomBase62(20);
+      const { userId, accountId, email } = await createUserWithAccount({ ...input, password });
+      return { userId, accountId, email, password };
     },
 
     async login(input: LoginInput, client: ClientInfo) {
