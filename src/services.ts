@@ -33,6 +33,8 @@ import { createDispositionsRepo } from './modules/dispositions/dispositions.repo
 import { createDispositionsService } from './modules/dispositions/dispositions.service.js';
 import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
 import { createCatalogService } from './modules/catalog/catalog.service.js';
+import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
+import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -120,6 +122,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     numbers,
     dispositions,
     catalog,
+    webhooks: createWebhooksService({ repo: createWebhooksRepo(db, outbox), clock, config: config.webhooks, calls, publicOrigin: config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host}:${config.port}` }),
   };
 }
 

@@ -18,6 +18,7 @@ import { numberQueries } from '../src/modules/numbers/numbers.repo.js';
 import { dispositionQueries } from '../src/modules/dispositions/dispositions.repo.js';
 import { catalogQueries } from '../src/modules/catalog/catalog.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
+import { webhookQueries } from '../src/modules/webhooks/webhooks.repo.js';
 import { buildTestApp } from './helpers.js';
 
 /** Statements not scoped by account, and why that is right. */
@@ -38,6 +39,8 @@ const UNSCOPED: Record<string, string> = {
   'numbers.takenAmong': 'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
+  'webhooks.dueDeliveries': 'the sweep re-enqueues due deliveries of every account (a scheduled job)',
+  'webhooks.deleteDeliveriesBefore': 'retention across all accounts (a scheduled job)',
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -118,6 +121,7 @@ const REPOS = {
   dispositions: dispositionQueries,
   catalog: catalogQueries,
   domainEvents: domainEventQueries,
+  webhooks: webhookQueries,
 };
 
 async function tenantTables(): Promise<Set<string>> {

@@ -13,6 +13,7 @@ import type { NumbersTables } from '../modules/numbers/numbers.tables.js';
 import type { DispositionsTables } from '../modules/dispositions/dispositions.tables.js';
 import type { CatalogTables } from '../modules/catalog/catalog.tables.js';
 import type { DomainEventsTables } from '../events/domain-events.js';
+import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
 export interface Database
   extends AuthTables,
@@ -25,4 +26,5 @@ export interface Database
     NumbersTables,
     DispositionsTables,
     CatalogTables,
-    DomainEventsTables {}
+    DomainEventsTables,
+    WebhooksTables {}
