@@ -10,7 +10,9 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 
 /** Address ranges that are never public: loopback, RFC 1918, CGNAT, link-local (and cloud metadata), documentation, multicast... */
-const NON_PUBLIC = new BlockList();
+// Two lists: a BlockList matches IPv4 addresses against IPv6 rules for mapped forms, so one list would mix them.
+const NON_PUBLIC_V4 = new BlockList();
+const NON_PUBLIC_V6 = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -28,7 +30,7 @@ for (const [network, prefix] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
+  NON_PUBLIC_V4.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
   ['::', 128],
@@ -46,7 +48,7 @@ for (const [network, prefix] of [
   ['fec0::', 10], // site-local
   ['ff00::', 8], // multicast
 ] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
+  NON_PUBLIC_V6.addSubnet(network, prefix, 'ipv6');
 }
 
 /** Whether an address (v4 or v6) may be the target of a delivery when private targets are not allowed. */
@@ -57,7 +59,7 @@ export function isPublicAddress(address: string): boolean {
     // Only global unicast (2000::/3) is public in IPv6.
     return false;
   }
-  return !NON_PUBLIC.check(address, version === 4 ? 'ipv4' : 'ipv6');
+  return version === 4 ? !NON_PUBLIC_V4.check(address, 'ipv4') : !NON_PUBLIC_V6.check(address, 'ipv6');
 }
 
 export class TargetRefused extends Error {}
