@@ -3,6 +3,7 @@ import type { App } from './types.js';
 import { ERROR_CODES } from './errors.js';
 import { ErrorBody } from './schemas.js';
 import type { Access } from './access.js';
+import { webhookOpenApi } from '../modules/webhooks/webhooks.openapi.js';
 
 const errorTable = Object.entries(ERROR_CODES)
   .map(([code, { status, meaning }]) => `| ${code} | ${status} | ${meaning} |`)
@@ -37,6 +38,8 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       },
     },
     security: [{ apiKey: [] }, { session: [] }],
+    // What the service POSTs to webhook endpoints, per event type.
+    webhooks: webhookOpenApi,
   },
   refResolver: {
     // Name shared schemas by their $id in components.schemas instead of def-N.
