@@ -260,6 +260,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     },
 
     async rotateSecret(auth: Auth, id: string) {
+      await requireEndpoint(auth.accountId, id);
       const secret = newSecret();
       const encrypted = await encrypt(secret);
       const now = clock.now();
@@ -380,15 +381,16 @@ export function createWebhooksService(deps: WebhooksDeps) {
         claimed.body,
       );
       const finished = clock.now();
-      await repo.finishAttempt(accountId, deliveryId, number, {
-        finished_at: finished,
-        status_code: result.statusCode,
-        latency_ms: result.latencyMs,
-        error: result.error,
-        response_excerpt: result.responseExcerpt,
-      });
 
+      // The attempt's result, the delivery's next state and the endpoint's streak are written together.
       return repo.transaction(async (tx) => {
+        await tx.finishAttempt(accountId, deliveryId, number, {
+          finished_at: finished,
+          status_code: result.statusCode,
+          latency_ms: result.latencyMs,
+          error: result.error,
+          response_excerpt: result.responseExcerpt,
+        });
         let outcome: string;
         if (result.ok) {
           await tx.settleDelivery(accountId, deliveryId, number, { state: 'succeeded', next_attempt_at: null, updated_at: finished });

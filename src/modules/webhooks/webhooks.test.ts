@@ -321,7 +321,7 @@ test('a failing delivery retries after 5, 30 and 120 s with the same id and fres
   for (const [index, delay] of [5, 30, 120].entries()) {
     const last = view.attempts[index]!;
     assert.equal(view.state, 'pending');
-    assert.equal(Date.parse(view.nextAttemptAt!) - Date.parse(last.finishedAt!), delay * 1000, `retry ${index + 1} after ${delay} s`);
+    assert.equal(Date.parse(view.nextAttemptAt!) - Date.parse(last.finishedAt!), delay * 1000, `retry ${index + 1} after ${delay} s: ${JSON.stringify(view)} at ${kit.clock.now().toISOString()}`);
     kit.clock.advance(delay * 1000 - 1);
     assert.equal((await kit.t.services.webhooks.attempt(user.accountId, id)).outcome, 'not due');
     kit.clock.advance(1);
