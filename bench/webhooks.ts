@@ -17,6 +17,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
 
 const EVENTS = Number(process.env.EVENTS ?? 50_000);
@@ -86,7 +87,9 @@ async function main() {
     await t.infra.database.db.transaction().execute(async (trx) => {
       const tx = outbox(trx);
       for (let i = written; i < Math.min(EVENTS, written + BATCH); i++) {
-        await tx.emit({ type: 'campaign.started', accountId: user.accountId, subject: { type: 'campaign', id: campaignId }, data: { campaignId, name: `Campaign ${i}`, agentId: campaignId }, actor: null });
+        // Each event about a subject of its own (as the events of many calls are): none waits for another's first attempt.
+        const subject = randomUUID();
+        await tx.emit({ type: 'campaign.started', accountId: user.accountId, subject: { type: 'campaign', id: subject }, data: { campaignId: subject, name: `Campaign ${i}`, agentId: campaignId }, actor: null });
       }
     });
   }

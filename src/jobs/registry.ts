@@ -41,6 +41,7 @@ function gather(modules: typeof declared) {
         payload: EventJobPayload,
         policy: { retryLimit: 5, retryDelay: 10, retryBackoff: true, ...subscription.policy },
         concurrency: subscription.concurrency,
+        ...(subscription.batch ? { batch: subscription.batch } : {}),
         async run(payload, services, context) {
           const { eventId } = Value.Parse(EventJobPayload, payload);
           const event = await services.events.find(eventId);

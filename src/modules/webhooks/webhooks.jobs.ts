@@ -10,7 +10,10 @@ export const webhooksJobs = moduleJobs('webhooks', {
       payload: Type.Object({ accountId: Type.String({ format: 'uuid' }), deliveryId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
       // The handler records a failed attempt itself; a job that throws (the database was away) is tried again soon.
       policy: { retryLimit: 5, retryDelay: 5, expireInSeconds: 120 },
-      concurrency: (config) => config.webhooks.concurrencyPerWorker,
+      // Two fetch loops per process (one fetches while the other sends), sharing WEBHOOK_CONCURRENCY attempts at once;
+      // a batch of 25 at 10 s each at worst ends well within the job's expiry.
+      concurrency: 2,
+      batch: { size: 25, parallel: (config) => Math.max(1, Math.ceil(config.webhooks.concurrencyPerWorker / 2)) },
       handle: ({ accountId, deliveryId }, webhooks: WebhooksService) => webhooks.attempt(accountId, deliveryId),
     }),
     /** Enqueues due deliveries whose job was lost (a crash, a restart); at every worker start and each minute. */
@@ -35,11 +38,13 @@ export const webhooksJobs = moduleJobs('webhooks', {
   subscriptions: {
     /**
      * The outbox side: one job per event, enqueued in the event's own transaction, becomes one delivery per endpoint.
-     * One at a time per worker, so deliveries are created in the order the events happened.
+     * One fetch loop per worker, taking events in batches and fanning them out one after another, in queue order, so
+     * deliveries are created in the order the events happened.
      */
     'webhooks.fanout': {
       events: WEBHOOK_EVENT_TYPES,
       concurrency: 1,
+      batch: { size: 100, parallel: 1 },
       handle: (event, webhooks: WebhooksService) => webhooks.fanOut(event),
     },
   },

@@ -50,6 +50,17 @@ export function webhookQueries(db: Executor) {
         .executeTakeFirst();
     },
 
+    /** A success ends the failure streak (no row is written when there is none). */
+    resetStreak(accountId: string, id: string) {
+      return db
+        .updateTable('webhook_endpoints')
+        .set({ failure_streak: 0 })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('failure_streak', '>', 0)
+        .execute();
+    },
+
     async deleteEndpoint(accountId: string, id: string): Promise<boolean> {
       const result = await db.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;

@@ -87,7 +87,17 @@ export function createWebhooksService(deps: WebhooksDeps) {
     const data = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
     return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join(':');
   }
+  // Decrypted secrets by their stored form (which changes with every rotation), so a busy endpoint decrypts once.
+  const decrypted = new Map<string, string>();
   async function decrypt(stored: string): Promise<string> {
+    const known = decrypted.get(stored);
+    if (known !== undefined) return known;
+    const secret = await decryptNow(stored);
+    if (decrypted.size >= 1000) decrypted.clear();
+    decrypted.set(stored, secret);
+    return secret;
+  }
+  async function decryptNow(stored: string): Promise<string> {
     const [, iv, tag, data] = stored.split(':');
     const decipher = createDecipheriv('aes-256-gcm', await encryptionKey(), Buffer.from(iv!, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag!, 'base64url'));
@@ -394,7 +404,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         let outcome: string;
         if (result.ok) {
           await tx.settleDelivery(accountId, deliveryId, number, { state: 'succeeded', next_attempt_at: null, updated_at: finished });
-          await tx.updateEndpoint(accountId, endpoint.id, { failure_streak: 0 });
+          await tx.resetStreak(accountId, endpoint.id);
           outcome = 'succeeded';
         } else {
           const delay = RETRY_DELAYS_SECONDS[claimed.round_attempts - 1];
