@@ -79,11 +79,17 @@ async function sendTest(webhookId: string) {
   return deliveryId as string;
 }
 
-const attemptsDone = (webhookId: string, deliveryId: string, count: number) =>
-  waitFor(`${count} finished attempts of ${deliveryId}`, async () => {
+/**
+ * Waits for `count` finished attempts. An attempt's end and its delivery's next state commit together, but a view
+ * reads the delivery before its attempts: the view read after the attempts showed finished has the settled state.
+ */
+async function attemptsDone(webhookId: string, deliveryId: string, count: number) {
+  await waitFor(`${count} finished attempts of ${deliveryId}`, async () => {
     const view = await delivery(webhookId, deliveryId);
-    return view.attempts.filter((a) => a.finishedAt).length >= count && view.attempts.length === count && view;
+    return view.attempts.filter((a) => a.finishedAt).length >= count && view.attempts.length === count;
   });
+  return delivery(webhookId, deliveryId);
+}
 
 /** A domain event written through the outbox, as the campaigns module writes its own. */
 async function emit(event: DomainEventInput) {
@@ -202,7 +208,11 @@ test('every event type reaches the endpoint signed as documented; the events of 
   assert.equal(failed.callId, busy);
   assert.deepEqual(target.received.find((r) => r.body.type === 'campaign.compliance_paused')!.body.data, paused);
 
-  const log = await deliveries(endpoint.id);
+  // The receiver answered before each delivery's state was recorded.
+  const log = await waitFor('every delivery recorded', async () => {
+    const all = await deliveries(endpoint.id);
+    return all.every((d) => d.state !== 'pending') && all;
+  });
   assert.ok(log.length >= 6);
   for (const d of log) {
     assert.equal(d.state, 'succeeded');
@@ -361,4 +371,19 @@ test('deleting an endpoint stops its pending deliveries', async () => {
   const left = await kit.t.infra.database.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute();
   assert.deepEqual(left, []);
   assert.equal(target.received.length, 1);
+});
+
+test('delivery records are kept 30 days, then pruned with their attempts', async () => {
+  const target = await receiver();
+  const endpoint = await createEndpoint(target, { events: ['campaign.started'] });
+  const id = await sendTest(endpoint.id);
+  await attemptsDone(endpoint.id, id, 1);
+  kit.clock.advance(29 * 86_400_000);
+  await kit.t.services.webhooks.prune();
+  assert.equal((await deliveries(endpoint.id)).length, 1, 'kept for 30 days');
+  kit.clock.advance(2 * 86_400_000);
+  assert.ok((await kit.t.services.webhooks.prune()) >= 1);
+  assert.deepEqual(await deliveries(endpoint.id), []);
+  const attempts = await kit.t.infra.database.db.selectFrom('webhook_attempts').select('number').where('delivery_id', '=', id).execute();
+  assert.deepEqual(attempts, []);
 });
