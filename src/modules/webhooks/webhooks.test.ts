@@ -288,6 +288,14 @@ test('a rotated secret: both signatures are sent while the old one overlaps, the
   assert.ok(verifyWebhook(got.rawBody, got.headers, rotated.secret, { nowSec: nowSec() }).valid);
   assert.ok(verifyWebhook(got.rawBody, got.headers, oldSecret, { nowSec: nowSec() }).valid, 'a receiver still on the old secret verifies too');
   assert.deepEqual(verifyWebhook(got.rawBody, got.headers, rotated.secret, { nowSec: nowSec() + 301 }), { valid: false, reason: 'timestamp_out_of_tolerance' });
+
+  kit.clock.advance(24 * 3600_000);
+  assert.equal((await api(kit.t, user).ok('GET', `/webhooks/${endpoint.id}`)).secretRotatedUntil, null);
+  const later = await sendTest(endpoint.id);
+  await attemptsDone(endpoint.id, later, 1);
+  const after = target.received.find((r) => r.deliveryId === later)!;
+  assert.match(String(after.headers['x-service-signature']), /^t=\d+,v1=[0-9a-f]{64}$/, 'only the new secret signs');
+  assert.equal(verifyWebhook(after.rawBody, after.headers, oldSecret, { nowSec: nowSec() }).valid, false);
   await api(kit.t, user).ok('DELETE', `/webhooks/${endpoint.id}`);
 });
 
