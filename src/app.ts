@@ -39,6 +39,7 @@ import { safetyRoutes } from './modules/safety/safety.routes.js';
 import { agentTemplatesRoutes } from './modules/agent-templates/agent-templates.routes.js';
 import { knowledgeRoutes } from './modules/knowledge/knowledge.routes.js';
 import { llmProxyRoutes } from './modules/llm-proxy/llm-proxy.routes.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -62,6 +63,7 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   agentTemplatesRoutes,
   knowledgeRoutes,
   llmProxyRoutes,
+  webhooksRoutes,
 ];
 
 /**

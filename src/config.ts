@@ -70,6 +70,22 @@ export interface TtsConfig {
   timeoutMs: number;
 }
 
+/** Outbound webhooks: which targets are allowed, the key their signing secrets are encrypted under, retention. */
+export interface WebhooksConfig {
+  /** http:// endpoint URLs; by default allowed unless NODE_ENV is production (then https only). */
+  allowHttp: boolean;
+  /** Private, loopback, link-local and other non-public targets (for a deployment on a private network, and tests). */
+  allowPrivate: boolean;
+  /** Encrypts stored signing secrets; null: a key generated once and kept in the database. */
+  secretKey: string | null;
+  /** How long a rotated-out secret still signs deliveries beside the new one. */
+  rotationOverlapHours: number;
+  /** Delivery records (and their attempts) older than this are pruned. */
+  retentionDays: number;
+  /** Delivery attempts one worker process makes at once. */
+  concurrencyPerWorker: number;
+}
+
 /** How calls run: the voice provider, limits and timings, and the secrets that sign asset URLs and provider callbacks. */
 export interface CallsConfig {
   /** The network calls go through; `sim` is the built-in simulated telephone network. */
@@ -127,6 +143,7 @@ export interface Config {
   tts: TtsConfig;
   calls: CallsConfig;
   knowledge: KnowledgeConfig;
+  webhooks: WebhooksConfig;
   /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
   numberMonthlyFeesUsd: Record<string, string>;
 }
@@ -328,6 +345,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             timeoutMs: int(env, 'EMBEDDINGS_TIMEOUT_MS', 30_000, 1),
           }
         : null,
+    },
+    webhooks: {
+      allowHttp: bool(env, 'WEBHOOK_ALLOW_HTTP', env.NODE_ENV !== 'production'),
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      secretKey: secret(env, 'WEBHOOK_SECRET_KEY'),
+      rotationOverlapHours: int(env, 'WEBHOOK_ROTATION_OVERLAP_HOURS', 24, 0),
+      retentionDays: int(env, 'WEBHOOK_RETENTION_DAYS', 30, 1),
+      concurrencyPerWorker: int(env, 'WEBHOOK_CONCURRENCY', 8, 1),
     },
     numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };

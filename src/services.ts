@@ -41,6 +41,8 @@ import { createAgentTemplatesService } from './modules/agent-templates/agent-tem
 import { createKnowledgeRepo } from './modules/knowledge/knowledge.repo.js';
 import { createKnowledgeService, type KnowledgeService } from './modules/knowledge/knowledge.service.js';
 import { createLlmProxyService } from './modules/llm-proxy/llm-proxy.service.js';
+import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
+import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -161,6 +163,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     agentTemplates,
     knowledge,
     llmProxy,
+    webhooks: createWebhooksService({ repo: createWebhooksRepo(db, outbox), clock, config: config.webhooks, calls, publicOrigin: config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host}:${config.port}` }),
   };
 }
 

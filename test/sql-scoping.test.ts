@@ -20,6 +20,7 @@ import { dispositionQueries } from '../src/modules/dispositions/dispositions.rep
 import { catalogQueries } from '../src/modules/catalog/catalog.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
 import { knowledgeQueries } from '../src/modules/knowledge/knowledge.repo.js';
+import { webhookQueries } from '../src/modules/webhooks/webhooks.repo.js';
 import { buildTestApp } from './helpers.js';
 
 /** Statements not scoped by account, and why that is right. */
@@ -46,6 +47,8 @@ const UNSCOPED: Record<string, string> = {
   'numbers.takenAmong': 'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
+  'webhooks.dueDeliveries': 'the sweep re-enqueues due deliveries of every account (a scheduled job)',
+  'webhooks.deleteDeliveriesBefore': 'retention across all accounts (a scheduled job)',
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -137,6 +140,7 @@ const REPOS = {
   catalog: catalogQueries,
   domainEvents: domainEventQueries,
   knowledge: knowledgeQueries,
+  webhooks: webhookQueries,
 };
 
 async function tenantTables(): Promise<Set<string>> {

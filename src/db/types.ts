@@ -14,6 +14,7 @@ import type { DispositionsTables } from '../modules/dispositions/dispositions.ta
 import type { CatalogTables } from '../modules/catalog/catalog.tables.js';
 import type { KnowledgeTables } from '../modules/knowledge/knowledge.tables.js';
 import type { DomainEventsTables } from '../events/domain-events.js';
+import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
 export interface Database
   extends AuthTables,
@@ -27,4 +28,5 @@ export interface Database
     DispositionsTables,
     CatalogTables,
     KnowledgeTables,
-    DomainEventsTables {}
+    DomainEventsTables,
+    WebhooksTables {}

@@ -17,6 +17,7 @@ import { PERMISSIONS } from './permissions.js';
  * - yes/no query flags are documented as the string "true" or "false", as the calls filter hasRecording is.
  * - CSV request bodies are documented as `type: string`, with an example; an enum of strings says `type: string`.
  */
+import { webhookOpenApi } from '../modules/webhooks/webhooks.openapi.js';
 
 const errorTable = Object.entries(ERROR_CODES)
   .map(([code, { status, meaning }]) => `| ${code} | ${status} | ${meaning} |`)
@@ -397,6 +398,8 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       },
     },
     security: [{ apiKey: [] }, { session: [] }],
+    // What the service POSTs to webhook endpoints, per event type.
+    webhooks: webhookOpenApi,
   },
   refResolver: {
     // Name shared schemas by their $id in components.schemas instead of def-N.

@@ -18,6 +18,7 @@ export const PERMISSIONS = {
   'apiKeys.manage': { minimum: 'admin', meaning: 'Create and delete API keys' },
   'numbers.manage': { minimum: 'admin', meaning: 'Add, buy and release phone numbers (bought numbers are charged monthly)' },
   'audit.read': { minimum: 'admin', meaning: 'Read the audit log' },
+  'webhooks.manage': { minimum: 'admin', meaning: 'Add, change, test and delete webhook endpoints, rotate their secrets, redeliver events' },
   'dispositions.manage': { minimum: 'admin', meaning: 'Add, change and delete disposition codes' },
 } as const satisfies Record<string, { minimum: MemberRole; meaning: string }>;
 

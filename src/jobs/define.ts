@@ -16,6 +16,11 @@ export interface JobContext {
   jobId: string;
 }
 
+export interface JobBatch {
+  size: number;
+  parallel?: number | ((config: Config) => number);
+}
+
 /** Stored by pg-boss with the queue, so every producer and worker applies the same policy. */
 export interface JobQueuePolicy {
   retryLimit?: number;
@@ -38,6 +43,12 @@ export interface ModuleJob<S extends TSchema, Service> {
   concurrency?: number | ((config: Config) => number);
   /** Also enqueued once whenever a worker process starts (a sweep of what a previous process left behind). */
   atStart?: boolean;
+  /**
+   * Jobs one worker takes per fetch (1 unless set). A worker fetches at most once per polling interval, so a short,
+   * frequent job needs batches to keep up. A batch runs `parallel` jobs at a time (1: one after another, in queue
+   * order; all of them unless set) and fails (is retried) whole, so the handler must be idempotent.
+   */
+  batch?: JobBatch;
   handle(payload: Static<S>, service: Service, context: JobContext): Promise<unknown>;
 }
 
@@ -50,6 +61,8 @@ export interface EventSubscription<Service> {
   events: readonly DomainEventType[] | 'all';
   policy?: JobQueuePolicy;
   concurrency?: number;
+  /** As for jobs: events taken per fetch by one worker. */
+  batch?: ModuleJob<TSchema, Service>['batch'];
   handle(event: DomainEvent, service: Service, context: JobContext): Promise<unknown>;
 }
 
@@ -60,6 +73,7 @@ export interface RunnableJob {
   policy?: JobQueuePolicy;
   concurrency?: number | ((config: Config) => number);
   atStart?: boolean;
+  batch?: JobBatch;
   run(payload: unknown, services: Services, context: JobContext): Promise<unknown>;
 }
 export type JobRegistry = Record<string, RunnableJob>;

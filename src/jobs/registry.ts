@@ -10,10 +10,11 @@ import { domainEventsJobs } from '../events/domain-events.jobs.js';
 import { callsJobs } from '../modules/calls/calls.jobs.js';
 import { numbersJobs } from '../modules/numbers/numbers.jobs.js';
 import { knowledgeJobs } from '../modules/knowledge/knowledge.jobs.js';
+import { webhooksJobs } from '../modules/webhooks/webhooks.jobs.js';
 import type { DomainEventType } from '../events/domain-events.js';
 import { EventJobPayload, type JobRegistry } from './define.js';
 
-const declared = [authJobs, auditJobs, domainEventsJobs, callsJobs, numbersJobs, knowledgeJobs] as const;
+const declared = [authJobs, auditJobs, domainEventsJobs, callsJobs, numbersJobs, knowledgeJobs, webhooksJobs] as const;
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 type AllJobs = UnionToIntersection<(typeof declared)[number]['jobs']>;
@@ -41,6 +42,7 @@ function gather(modules: typeof declared) {
         payload: EventJobPayload,
         policy: { retryLimit: 5, retryDelay: 10, retryBackoff: true, ...subscription.policy },
         concurrency: subscription.concurrency,
+        ...(subscription.batch ? { batch: subscription.batch } : {}),
         async run(payload, services, context) {
           const { eventId } = Value.Parse(EventJobPayload, payload);
           const event = await services.events.find(eventId);

@@ -62,11 +62,29 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
     }
   }
 
-  const workOptions = { batchSize: 1, ...(options.pollingIntervalSeconds ? { pollingIntervalSeconds: options.pollingIntervalSeconds } : {}) };
+  const polling = options.pollingIntervalSeconds ? { pollingIntervalSeconds: options.pollingIntervalSeconds } : {};
   for (const [name, definition] of Object.entries(registry)) {
     const concurrency = typeof definition.concurrency === 'function' ? definition.concurrency(services.config) : (definition.concurrency ?? 1);
+    const batchSize = definition.batch?.size ?? 1;
+    const parallel = typeof definition.batch?.parallel === 'function' ? definition.batch.parallel(services.config) : (definition.batch?.parallel ?? batchSize);
     for (let i = 0; i < concurrency; i++) {
-      await boss.work<unknown>(name, workOptions, async ([job]) => (job ? runJob(name, definition, job) : undefined));
+      if (batchSize <= 1) {
+        await boss.work<unknown>(name, { batchSize: 1, ...polling }, async ([job]) => (job ? runJob(name, definition, job) : undefined));
+        continue;
+      }
+      await boss.work<unknown>(name, { batchSize, ...polling }, async (jobs) => {
+        // `parallel` lanes take the batch's jobs in queue order; a failure fails the batch once every job has run.
+        let next = 0;
+        let failure: { error: unknown } | undefined;
+        const lane = async () => {
+          while (next < jobs.length) {
+            const job = jobs[next++]!;
+            await runJob(name, definition, job).catch((error: unknown) => void (failure ??= { error }));
+          }
+        };
+        await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, jobs.length)) }, lane));
+        if (failure) throw failure.error;
+      });
     }
     if (definition.schedule) await boss.schedule(name, definition.schedule, {}, { tz: 'UTC' });
   }

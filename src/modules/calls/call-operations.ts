@@ -188,6 +188,13 @@ export function createCallOperations(deps: CallOperationsDeps) {
       return assets.signedUrl(id, query.asset, origin);
     },
 
+    /** A signed URL of a call's recording for a reader outside any request (a webhook delivery); null without one. */
+    async recordingUrlFor(accountId: string, id: string, origin: string): Promise<string | null> {
+      const call = await repo.findRow(accountId, id);
+      if (!call?.recording_storage_key) return null;
+      return (await assets.signedUrl(id, 'recording', origin)).url;
+    },
+
     /** GET /v1/calls/{id}/recording.wav with a signed URL. */
     recording: (id: string, query: SignedAssetQuery, range: RangeRequest | null) => assets.recording(id, query, range),
 
