@@ -57,6 +57,11 @@ export interface CallsConfig {
   assetUrlSecret: string | null;
   /** Key of the signatures on voice-provider callbacks (post-call reports, inbound calls); null: callbacks are refused. */
   voiceProviderSecret: string | null;
+  /** Simulated agent capacity: conversations the agent pipeline holds at once per process (0: no limit). */
+  simAgentSlots: number;
+  /** Share (0–1) of answered calls whose agent pipeline starts late, by simLateStartMs (abandoned-call simulation). */
+  simLateStartRate: number;
+  simLateStartMs: number;
 }
 
 export interface Config {
@@ -224,6 +229,9 @@ function callsConfig(env: NodeJS.ProcessEnv): CallsConfig {
     assetUrlTtlSeconds: int(env, 'ASSET_URL_TTL_SECONDS', 900, 1),
     assetUrlSecret: secret(env, 'ASSET_URL_SECRET'),
     voiceProviderSecret: secret(env, 'VOICE_PROVIDER_SECRET'),
+    simAgentSlots: int(env, 'SIM_AGENT_SLOTS', 0, 0),
+    simLateStartRate: Math.min(1, Math.max(0, Number(env.SIM_AGENT_LATE_START_RATE ?? '0') || 0)),
+    simLateStartMs: int(env, 'SIM_AGENT_LATE_START_MS', 3000, 0),
   };
 }
 

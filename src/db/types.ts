@@ -12,6 +12,7 @@ import type { AuditTables } from '../modules/audit/audit.tables.js';
 import type { NumbersTables } from '../modules/numbers/numbers.tables.js';
 import type { DispositionsTables } from '../modules/dispositions/dispositions.tables.js';
 import type { CatalogTables } from '../modules/catalog/catalog.tables.js';
+import type { CampaignsTables } from '../modules/campaigns/campaigns.tables.js';
 import type { DomainEventsTables } from '../events/domain-events.js';
 
 export interface Database
@@ -25,4 +26,5 @@ export interface Database
     NumbersTables,
     DispositionsTables,
     CatalogTables,
+    CampaignsTables,
     DomainEventsTables {}

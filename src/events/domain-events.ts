@@ -28,6 +28,8 @@ export const DOMAIN_EVENT_TYPES = [
   'disposition_code.created',
   'disposition_code.updated',
   'disposition_code.deleted',
+  'campaign.started',
+  'campaign.compliance_paused',
 ] as const;
 export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 

@@ -115,6 +115,18 @@ export function callWriteQueries(db: Executor) {
         .execute();
     },
 
+    /** Of these contacts, those with a call queued or live (the dialer never calls a contact twice at once). */
+    contactsInCall(accountId: string, contactIds: readonly string[]) {
+      return db
+        .selectFrom('calls')
+        .select('contact_id')
+        .distinct()
+        .where('account_id', '=', accountId)
+        .where('contact_id', 'in', contactIds)
+        .where('status', 'in', ['queued', ...LIVE])
+        .execute();
+    },
+
     /** Accounts with calls waiting in the queue: the scheduled dispatcher goes through every account's queue. */
     accountsWithQueuedCalls() {
       return db.selectFrom('calls').select('account_id').distinct().where('status', '=', 'queued').execute();
