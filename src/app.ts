@@ -32,6 +32,7 @@ import { auditRoutes } from './modules/audit/audit.routes.js';
 import { numbersRoutes } from './modules/numbers/numbers.routes.js';
 import { dispositionsRoutes } from './modules/dispositions/dispositions.routes.js';
 import { catalogRoutes } from './modules/catalog/catalog.routes.js';
+import { campaignsRoutes } from './modules/campaigns/campaigns.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -49,6 +50,7 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   numbersRoutes,
   dispositionsRoutes,
   catalogRoutes,
+  campaignsRoutes,
 ];
 
 /**

@@ -64,6 +64,22 @@ export interface CallsConfig {
   simLateStartMs: number;
 }
 
+/** The dialer's rules (see the README's Campaigns section). */
+export interface CampaignsConfig {
+  /** Dials of one contact across all the account's campaigns in 24 hours. */
+  dailyAttemptLimit: number;
+  /** A contact whose call was abandoned is not called again for this long. */
+  abandonedRedialHours: number;
+  /** A caller number found at_risk or spam_likely rests this long. */
+  numberRestMinutes: number;
+  /** The compliance pause applies from this many live-answered calls in the 30-day window. */
+  abandonMinLiveAnswered: number;
+  /** Contacts a dialer claims at a time. */
+  dialBatch: number;
+  /** How often a running campaign's dialer wakes up. */
+  tickSeconds: number;
+}
+
 export interface Config {
   host: string;
   port: number;
@@ -96,6 +112,7 @@ export interface Config {
   llm: LlmConfig;
   tts: TtsConfig;
   calls: CallsConfig;
+  campaigns: CampaignsConfig;
   /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
   numberMonthlyFeesUsd: Record<string, string>;
 }
@@ -285,6 +302,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int(env, 'TTS_TIMEOUT_MS', 30_000, 1),
     },
     calls: callsConfig(env),
+    campaigns: {
+      dailyAttemptLimit: int(env, 'CAMPAIGN_DAILY_ATTEMPT_LIMIT', 3, 1),
+      abandonedRedialHours: int(env, 'CAMPAIGN_ABANDONED_REDIAL_HOURS', 72, 0),
+      numberRestMinutes: int(env, 'CAMPAIGN_NUMBER_REST_MINUTES', 240, 0),
+      abandonMinLiveAnswered: int(env, 'CAMPAIGN_ABANDON_MIN_LIVE_ANSWERED', 20, 1),
+      dialBatch: int(env, 'CAMPAIGN_DIAL_BATCH', 20, 1),
+      tickSeconds: int(env, 'CAMPAIGN_TICK_SECONDS', 2, 1),
+    },
     numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };
 }

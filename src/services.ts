@@ -33,6 +33,8 @@ import { createDispositionsRepo } from './modules/dispositions/dispositions.repo
 import { createDispositionsService } from './modules/dispositions/dispositions.service.js';
 import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
 import { createCatalogService } from './modules/catalog/catalog.service.js';
+import { createCampaignsRepo } from './modules/campaigns/campaigns.repo.js';
+import { createCampaignsService } from './modules/campaigns/campaigns.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -120,6 +122,19 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     numbers,
     dispositions,
     catalog,
+    campaigns: createCampaignsService({
+      repo: createCampaignsRepo(db, outbox),
+      clock,
+      config,
+      owned,
+      jobs,
+      agents,
+      contacts,
+      dnc,
+      numbers,
+      calls,
+      log: log.child({ component: 'campaigns' }),
+    }),
   };
 }
 

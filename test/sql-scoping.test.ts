@@ -18,6 +18,7 @@ import { numberQueries } from '../src/modules/numbers/numbers.repo.js';
 import { dispositionQueries } from '../src/modules/dispositions/dispositions.repo.js';
 import { catalogQueries } from '../src/modules/catalog/catalog.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
+import { campaignQueries } from '../src/modules/campaigns/campaigns.repo.js';
 import { buildTestApp } from './helpers.js';
 
 /** Statements not scoped by account, and why that is right. */
@@ -38,6 +39,7 @@ const UNSCOPED: Record<string, string> = {
   'numbers.takenAmong': 'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
+  'campaigns.runningCampaigns': "the scheduled sweep wakes every account's running campaigns",
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -88,6 +90,8 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'numbers.routeOf': (q) => q.routeOf('+14155550100'),
   'numbers.renewDueCharges': (q) => q.renewDueCharges(new Date()),
   'dispositions.insertMissing': (q) => q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
+  'campaigns.loadContacts': (q) => q.loadContacts(ACCOUNT, ID, sql`SELECT 1 AS contact_id`, new Date()),
+  'campaigns.addStats': (q) => q.addStats(ACCOUNT, ID, { dialed: 1 }, '0.1'),
   'catalog.replaceRates': (q) =>
     q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02' }], new Date()),
 };
@@ -118,6 +122,7 @@ const REPOS = {
   dispositions: dispositionQueries,
   catalog: catalogQueries,
   domainEvents: domainEventQueries,
+  campaigns: campaignQueries,
 };
 
 async function tenantTables(): Promise<Set<string>> {

@@ -9,10 +9,11 @@ import { auditJobs } from '../modules/audit/audit.jobs.js';
 import { domainEventsJobs } from '../events/domain-events.jobs.js';
 import { callsJobs } from '../modules/calls/calls.jobs.js';
 import { numbersJobs } from '../modules/numbers/numbers.jobs.js';
+import { campaignsJobs } from '../modules/campaigns/campaigns.jobs.js';
 import type { DomainEventType } from '../events/domain-events.js';
 import { EventJobPayload, type JobRegistry } from './define.js';
 
-const declared = [authJobs, auditJobs, domainEventsJobs, callsJobs, numbersJobs] as const;
+const declared = [authJobs, auditJobs, domainEventsJobs, callsJobs, numbersJobs, campaignsJobs] as const;
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 type AllJobs = UnionToIntersection<(typeof declared)[number]['jobs']>;

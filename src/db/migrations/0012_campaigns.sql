@@ -25,6 +25,8 @@ CREATE TABLE campaigns (
   -- Rotation of the caller numbers, and numbers resting after a bad reputation: {"<numberId>": "<until>"}.
   number_cursor bigint NOT NULL DEFAULT 0,
   resting_numbers jsonb NOT NULL DEFAULT '{}'::jsonb,
+  -- The governor's concurrency (at most max_concurrency): halved by an abandoned call, raised slowly by clean ones.
+  pace_limit real NOT NULL DEFAULT 1,
   -- The contacts were copied into campaign_contacts at the first start.
   contacts_loaded boolean NOT NULL DEFAULT false,
   started_at timestamptz,
@@ -40,13 +42,18 @@ CREATE TABLE campaign_contacts (
   campaign_id uuid NOT NULL REFERENCES campaigns (id) ON DELETE CASCADE,
   account_id uuid NOT NULL,
   contact_id uuid NOT NULL,
-  state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'dialing', 'done')),
+  -- pending -> claimed (by a dialer, not yet dialled) -> in_call -> pending (a retry) or done. A claim older than a
+  -- few minutes belongs to a dialer that died before dialling: it goes back to pending.
+  state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'claimed', 'in_call', 'done')),
+  claimed_at timestamptz,
+  -- Attempts dialled so far; the next one has this number plus one.
   attempts integer NOT NULL DEFAULT 0,
   next_attempt_at timestamptz NOT NULL,
   last_outcome text,
   PRIMARY KEY (campaign_id, contact_id)
 );
 CREATE INDEX campaign_contacts_due_idx ON campaign_contacts (campaign_id, next_attempt_at) WHERE state = 'pending';
+CREATE INDEX campaign_contacts_claimed_idx ON campaign_contacts (claimed_at) WHERE state = 'claimed';
 
 -- One row per attempt; the gate's decision is stored on it, then the call and its outcome.
 CREATE TABLE campaign_attempts (

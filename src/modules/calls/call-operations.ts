@@ -160,6 +160,11 @@ export function createCallOperations(deps: CallOperationsDeps) {
       );
     },
 
+    /** The account's calls queued or under way: what its concurrency limit leaves for a dialer. */
+    async accountCallLoad(accountId: string) {
+      return { active: await repo.countActive(accountId), limit: config.calls.maxConcurrentPerAccount };
+    },
+
     /** Of these contacts, the ones with a call queued or under way now. */
     async contactsInCall(accountId: string, contactIds: readonly string[]): Promise<Set<string>> {
       if (contactIds.length === 0) return new Set();

@@ -50,6 +50,7 @@ export interface CampaignsTable {
   paused_details: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;
   number_cursor: ColumnType<string, never, never>;
   resting_numbers: JSONColumnType<Record<string, string>, string | undefined, string>;
+  pace_limit: ColumnType<number, number | undefined, number>;
   contacts_loaded: Generated<boolean>;
   started_at: Date | null;
   completed_at: Date | null;
@@ -57,7 +58,7 @@ export interface CampaignsTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
-export const CONTACT_STATES = ['pending', 'dialing', 'done'] as const;
+export const CONTACT_STATES = ['pending', 'claimed', 'in_call', 'done'] as const;
 
 export interface CampaignContactsTable {
   campaign_id: string;
@@ -65,6 +66,7 @@ export interface CampaignContactsTable {
   contact_id: string;
   state: Generated<(typeof CONTACT_STATES)[number]>;
   attempts: Generated<number>;
+  claimed_at: Date | null;
   next_attempt_at: Date;
   last_outcome: string | null;
 }
