@@ -40,6 +40,7 @@ const UNSCOPED: Record<string, string> = {
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
   'campaigns.runningCampaigns': "the scheduled sweep wakes every account's running campaigns",
+  'campaigns.loadContacts': "an insert of rows carrying the account id, from the contacts service's account-scoped member query",
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
