@@ -177,6 +177,7 @@ export function createCallOperations(deps: CallOperationsDeps) {
       const row = await repo.findRow(accountId, callId);
       if (!row || !['completed', 'failed', 'busy', 'no_answer'].includes(row.status)) return null;
       return {
+        contactId: row.contact_id,
         status: row.status,
         answeredAt: row.answered_at,
         endedAt: row.ended_at,

@@ -246,6 +246,8 @@ export function createCampaignDialer(deps: DialerDeps) {
     if (!outcome) return { recorded: false };
     const counted = classify(outcome);
     const now = clock.now();
+    // Read before the transaction: on the embedded database a transaction holds the one connection.
+    const contact = outcome.contactId ? (await contacts.forDialer(accountId, [outcome.contactId]))[0] : undefined;
     let campaignId: string | null = null;
     const recorded = await repo.transaction(async (tx) => {
       const attempt = await tx.attemptOfCall(accountId, callId);
@@ -267,7 +269,6 @@ export function createCampaignDialer(deps: DialerDeps) {
       const retriesUsed = attempt.attempt_number - 1;
       let next: Date | null = null;
       if (rule && retriesUsed < rule.attempts && attempt.attempt_number < campaign.max_attempts_per_contact) {
-        const contact = (await contacts.forDialer(accountId, [attempt.contact_id]))[0];
         const earliest = new Date(now.getTime() + rule.spacingMinutes * 60_000);
         next = contact ? (nextWindowStart(zonesOf(contact), campaign.schedule, earliest) ?? earliest) : null;
       }
