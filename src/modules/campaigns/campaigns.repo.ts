@@ -69,13 +69,15 @@ export function campaignQueries(db: Executor) {
 
     /** Due contacts, locked and marked claimed; two dialers never claim the same one (SKIP LOCKED). */
     async claimDue(accountId: string, campaignId: string, now: Date, limit: number) {
+      // Materialized: the locked batch is chosen once (a plain subquery may be re-run per row and grow the batch).
       const { rows } = await sql<{ contact_id: string; attempts: number }>`
-        UPDATE campaign_contacts AS cc SET state = 'claimed', claimed_at = ${now}
-        FROM (
+        WITH due AS MATERIALIZED (
           SELECT contact_id FROM campaign_contacts
           WHERE account_id = ${accountId} AND campaign_id = ${campaignId} AND state = 'pending' AND next_attempt_at <= ${now}
           ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
-        ) AS due
+        )
+        UPDATE campaign_contacts AS cc SET state = 'claimed', claimed_at = ${now}
+        FROM due
         WHERE cc.account_id = ${accountId} AND cc.campaign_id = ${campaignId} AND cc.contact_id = due.contact_id
         RETURNING cc.contact_id, cc.attempts`.execute(db);
       return rows;
