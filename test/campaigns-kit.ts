@@ -43,7 +43,7 @@ export async function dialingAccount(t: TestApp, phones: string[], options: { nu
 /** Polls the campaign's stats until `done` holds. */
 export async function waitForStats(t: TestApp, who: { headers: Record<string, string> }, campaignId: string, done: (stats: any) => boolean, what = 'the campaign') {
   let last: unknown;
-  for (let i = 0; i < 800; i++) {
+  for (let i = 0; i < 4000; i++) {
     last = await api(t, who).ok('GET', `/campaigns/${campaignId}/stats`);
     if (done(last)) return last as any;
     await sleep(50);

@@ -24,7 +24,7 @@ export const campaignsJobs = moduleJobs('campaigns', {
     /** A campaign call ended: its attempt gets the outcome, the contact is retried or finished, the pace adjusts. */
     'campaigns.call-ended': {
       events: ['call.completed', 'call.failed'],
-      concurrency: 4,
+      concurrency: 8,
       handle: (event, campaigns: CampaignsService) => campaigns.callEnded(event),
     },
   },
