@@ -40,6 +40,7 @@ import { agentTemplatesRoutes } from './modules/agent-templates/agent-templates.
 import { knowledgeRoutes } from './modules/knowledge/knowledge.routes.js';
 import { llmProxyRoutes } from './modules/llm-proxy/llm-proxy.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { campaignsRoutes } from './modules/campaigns/campaigns.routes.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -64,6 +65,7 @@ const v1Modules: Array<(app: App, services: Services) => void> = [
   knowledgeRoutes,
   llmProxyRoutes,
   webhooksRoutes,
+  campaignsRoutes,
 ];
 
 /**

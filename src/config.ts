@@ -104,6 +104,27 @@ export interface CallsConfig {
   assetUrlSecret: string | null;
   /** Key of the signatures on voice-provider callbacks (post-call reports, inbound calls); null: callbacks are refused. */
   voiceProviderSecret: string | null;
+  /** Simulated agent capacity: conversations the agent pipeline holds at once per process (0: no limit). */
+  simAgentSlots: number;
+  /** Share (0–1) of answered calls whose agent pipeline starts late, by simLateStartMs (abandoned-call simulation). */
+  simLateStartRate: number;
+  simLateStartMs: number;
+}
+
+/** The dialer's rules (see the README's Campaigns section). */
+export interface CampaignsConfig {
+  /** Dials of one contact across all the account's campaigns in 24 hours. */
+  dailyAttemptLimit: number;
+  /** A contact whose call was abandoned is not called again for this long. */
+  abandonedRedialHours: number;
+  /** A caller number found at_risk or spam_likely rests this long. */
+  numberRestMinutes: number;
+  /** The compliance pause applies from this many live-answered calls in the 30-day window. */
+  abandonMinLiveAnswered: number;
+  /** Contacts a dialer claims at a time. */
+  dialBatch: number;
+  /** How often a running campaign's dialer wakes up. */
+  tickSeconds: number;
 }
 
 export interface Config {
@@ -144,6 +165,7 @@ export interface Config {
   calls: CallsConfig;
   knowledge: KnowledgeConfig;
   webhooks: WebhooksConfig;
+  campaigns: CampaignsConfig;
   /** Monthly fee of a bought phone number, in USD (a decimal string), by ISO country; '*' for every other country. */
   numberMonthlyFeesUsd: Record<string, string>;
 }
@@ -277,6 +299,9 @@ function callsConfig(env: NodeJS.ProcessEnv): CallsConfig {
     assetUrlTtlSeconds: int(env, 'ASSET_URL_TTL_SECONDS', 900, 1),
     assetUrlSecret: secret(env, 'ASSET_URL_SECRET'),
     voiceProviderSecret: secret(env, 'VOICE_PROVIDER_SECRET'),
+    simAgentSlots: int(env, 'SIM_AGENT_SLOTS', 0, 0),
+    simLateStartRate: Math.min(1, Math.max(0, Number(env.SIM_AGENT_LATE_START_RATE ?? '0') || 0)),
+    simLateStartMs: int(env, 'SIM_AGENT_LATE_START_MS', 3000, 0),
   };
 }
 
@@ -353,6 +378,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rotationOverlapHours: int(env, 'WEBHOOK_ROTATION_OVERLAP_HOURS', 24, 0),
       retentionDays: int(env, 'WEBHOOK_RETENTION_DAYS', 30, 1),
       concurrencyPerWorker: int(env, 'WEBHOOK_CONCURRENCY', 8, 1),
+    },
+    campaigns: {
+      dailyAttemptLimit: int(env, 'CAMPAIGN_DAILY_ATTEMPT_LIMIT', 3, 1),
+      abandonedRedialHours: int(env, 'CAMPAIGN_ABANDONED_REDIAL_HOURS', 72, 0),
+      numberRestMinutes: int(env, 'CAMPAIGN_NUMBER_REST_MINUTES', 240, 0),
+      abandonMinLiveAnswered: int(env, 'CAMPAIGN_ABANDON_MIN_LIVE_ANSWERED', 20, 1),
+      dialBatch: int(env, 'CAMPAIGN_DIAL_BATCH', 20, 1),
+      tickSeconds: int(env, 'CAMPAIGN_TICK_SECONDS', 2, 1),
     },
     numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };

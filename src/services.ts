@@ -43,6 +43,8 @@ import { createKnowledgeService, type KnowledgeService } from './modules/knowled
 import { createLlmProxyService } from './modules/llm-proxy/llm-proxy.service.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
+import { createCampaignsRepo } from './modules/campaigns/campaigns.repo.js';
+import { createCampaignsService } from './modules/campaigns/campaigns.service.js';
 
 /** What the composition root needs from the outside world. */
 export interface CoreDeps {
@@ -164,6 +166,19 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     knowledge,
     llmProxy,
     webhooks: createWebhooksService({ repo: createWebhooksRepo(db, outbox), clock, config: config.webhooks, calls, publicOrigin: config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host}:${config.port}` }),
+    campaigns: createCampaignsService({
+      repo: createCampaignsRepo(db, outbox),
+      clock,
+      config,
+      owned,
+      jobs,
+      agents,
+      contacts,
+      dnc,
+      numbers,
+      calls,
+      log: log.child({ component: 'campaigns' }),
+    }),
   };
 }
 

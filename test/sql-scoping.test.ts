@@ -21,6 +21,7 @@ import { catalogQueries } from '../src/modules/catalog/catalog.repo.js';
 import { domainEventQueries } from '../src/events/domain-events.repo.js';
 import { knowledgeQueries } from '../src/modules/knowledge/knowledge.repo.js';
 import { webhookQueries } from '../src/modules/webhooks/webhooks.repo.js';
+import { campaignQueries } from '../src/modules/campaigns/campaigns.repo.js';
 import { buildTestApp } from './helpers.js';
 
 /** Statements not scoped by account, and why that is right. */
@@ -49,6 +50,8 @@ const UNSCOPED: Record<string, string> = {
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
   'webhooks.dueDeliveries': 'the sweep re-enqueues due deliveries of every account (a scheduled job)',
   'webhooks.deleteDeliveriesBefore': 'retention across all accounts (a scheduled job)',
+  'campaigns.runningCampaigns': "the scheduled sweep wakes every account's running campaigns",
+  'campaigns.loadContacts': "an insert of rows carrying the account id, from the contacts service's account-scoped member query",
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -108,6 +111,8 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'numbers.routeOf': (q) => q.routeOf('+14155550100'),
   'numbers.renewDueCharges': (q) => q.renewDueCharges(new Date()),
   'dispositions.insertMissing': (q) => q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
+  'campaigns.loadContacts': (q) => q.loadContacts(ACCOUNT, ID, sql`SELECT 1 AS contact_id`, new Date()),
+  'campaigns.addStats': (q) => q.addStats(ACCOUNT, ID, { dialed: 1 }, '0.1'),
   'catalog.replaceRates': (q) =>
     q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02' }], new Date()),
 };
@@ -141,6 +146,7 @@ const REPOS = {
   domainEvents: domainEventQueries,
   knowledge: knowledgeQueries,
   webhooks: webhookQueries,
+  campaigns: campaignQueries,
 };
 
 async function tenantTables(): Promise<Set<string>> {

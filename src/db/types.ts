@@ -13,6 +13,7 @@ import type { NumbersTables } from '../modules/numbers/numbers.tables.js';
 import type { DispositionsTables } from '../modules/dispositions/dispositions.tables.js';
 import type { CatalogTables } from '../modules/catalog/catalog.tables.js';
 import type { KnowledgeTables } from '../modules/knowledge/knowledge.tables.js';
+import type { CampaignsTables } from '../modules/campaigns/campaigns.tables.js';
 import type { DomainEventsTables } from '../events/domain-events.js';
 import type { WebhooksTables } from '../modules/webhooks/webhooks.tables.js';
 
@@ -28,5 +29,6 @@ export interface Database
     DispositionsTables,
     CatalogTables,
     KnowledgeTables,
+    CampaignsTables,
     DomainEventsTables,
     WebhooksTables {}

@@ -11,10 +11,11 @@ import { callsJobs } from '../modules/calls/calls.jobs.js';
 import { numbersJobs } from '../modules/numbers/numbers.jobs.js';
 import { knowledgeJobs } from '../modules/knowledge/knowledge.jobs.js';
 import { webhooksJobs } from '../modules/webhooks/webhooks.jobs.js';
+import { campaignsJobs } from '../modules/campaigns/campaigns.jobs.js';
 import type { DomainEventType } from '../events/domain-events.js';
 import { EventJobPayload, type JobRegistry } from './define.js';
 
-const declared = [authJobs, auditJobs, domainEventsJobs, callsJobs, numbersJobs, knowledgeJobs, webhooksJobs] as const;
+const declared = [authJobs, auditJobs, domainEventsJobs, callsJobs, numbersJobs, knowledgeJobs, webhooksJobs, campaignsJobs] as const;
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 type AllJobs = UnionToIntersection<(typeof declared)[number]['jobs']>;

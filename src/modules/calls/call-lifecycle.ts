@@ -41,6 +41,8 @@ export interface CallReport {
   usage?: CallUsage;
   /** Turns to add (a provider that ran the conversation itself); turns already stored are kept. */
   transcript?: TurnInput[];
+  /** Milliseconds from a person's greeting until the agent spoke (over 2 s: an abandoned call). */
+  agentLatencyMs?: number | null;
 }
 
 export interface FinishResult {
@@ -151,6 +153,7 @@ export function createCallLifecycle(deps: LifecycleDeps) {
       provider_call_id: report.providerCallId ?? call.provider_call_id,
       usage: JSON.stringify(usage),
       heartbeat_at: null,
+      agent_latency_ms: report.agentLatencyMs ?? call.agent_latency_ms,
       updated_at: now,
     });
 
@@ -175,6 +178,7 @@ export function createCallLifecycle(deps: LifecycleDeps) {
       disposition: final.disposition,
       totalCostUsd: final.total_cost_usd,
       hasRecording: final.recording_storage_key !== null,
+      campaignId: final.campaign_id,
     };
     await tx.insertEvents(accountId, [{ callId: call.id, type, data, occurredAt: now }]);
     await tx.emit({ type, accountId, subject: subject(call.id), data, actor: null });

@@ -19,7 +19,8 @@ import { actorOf } from '../../events/domain-events.js';
 import { validateObjectKey, type ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
 import type { VoiceProvider } from '../../providers/voice/index.js';
-import type { CallsRepo } from './calls.repo.js';
+import type { TxHandle, Outbox } from '../../db/repo.js';
+import type { CallsRepo, CallsTx } from './calls.repo.js';
 import type { AgentLlmForCalls, AgentsForCalls, ContactsForCalls, DispositionsForCalls, DncForCalls, NumbersForCalls, PricingForCalls } from './calls.ports.js';
 import type { AssetUrlQuery, DispositionBody, InboundCallBody, PlaceCallBody, PostCallBody, SignedAssetQuery } from './calls.schemas.js';
 import { LIVE_CALL_STATUSES } from './calls.tables.js';
@@ -86,16 +87,22 @@ export function createCallOperations(deps: CallOperationsDeps) {
     return row;
   }
 
-  /** Writes a new call in the queue, with its events and the job that starts it. */
+  /**
+   * Writes a new call in the queue, with its events and the job that starts it; inside `options.outer` (another
+   * module's transaction, with its outbox) when given.
+   */
   async function enqueue(
     accountId: string,
     call: Omit<Parameters<CallsRepo['insertCall']>[1], 'id' | 'status'>,
     auth: Auth | null,
-    options: { testPlacedBy?: Auth } = {},
+    options: { testPlacedBy?: Auth; outer?: TxHandle & Outbox } = {},
   ) {
+    const { outer } = options;
     const now = clock.now();
     const id = newId();
-    return repo.transaction(async (tx) => {
+    const inTransaction = <T>(work: (tx: Omit<CallsTx, 'trx'>) => Promise<T>) =>
+      outer ? work({ ...repo.within(outer), send: outer.send, emit: outer.emit }) : repo.transaction(work);
+    return inTransaction(async (tx) => {
       await tx.insertCall(accountId, { ...call, id, status: 'queued', created_at: now, updated_at: now });
       const data = { callId: id, agentId: call.agent_id, contactId: call.contact_id, direction: call.direction, status: 'queued' };
       await tx.insertEvents(accountId, [{ callId: id, type: 'call.queued', data, occurredAt: now }]);
@@ -166,6 +173,57 @@ export function createCallOperations(deps: CallOperationsDeps) {
         null,
         { testPlacedBy: admin },
       );
+    },
+
+    /**
+     * For the dialer: queues a campaign's call inside the dialer's transaction, so the attempt and its call commit
+     * together (or neither does). The dialer has already checked the agent, the number and the do-not-call list.
+     */
+    placeCampaignCall(
+      tx: TxHandle & Outbox,
+      accountId: string,
+      input: { agentId: string; contactId: string; campaignId: string; fromNumber: string; toNumber: string },
+    ) {
+      return enqueue(
+        accountId,
+        { agent_id: input.agentId, contact_id: input.contactId, campaign_id: input.campaignId, direction: 'outbound', from_number: input.fromNumber, to_number: input.toNumber },
+        null,
+        { outer: tx },
+      );
+    },
+
+    /** The account's calls queued or under way: what its concurrency limit leaves for a dialer. */
+    async accountCallLoad(accountId: string) {
+      return { active: await repo.countActive(accountId), limit: config.calls.maxConcurrentPerAccount };
+    },
+
+    /** Of these contacts, the ones with a call queued or under way now. */
+    async contactsInCall(accountId: string, contactIds: readonly string[]): Promise<Set<string>> {
+      if (contactIds.length === 0) return new Set();
+      const rows = await repo.contactsInCall(accountId, contactIds);
+      return new Set(rows.map((row) => row.contact_id!));
+    },
+
+    /** What the dialer needs to know of an ended campaign call; null while it has not ended. */
+    async campaignCallOutcome(accountId: string, callId: string) {
+      const row = await repo.findRow(accountId, callId);
+      if (!row || !['completed', 'failed', 'busy', 'no_answer'].includes(row.status)) return null;
+      return {
+        contactId: row.contact_id,
+        status: row.status,
+        answeredAt: row.answered_at,
+        endedAt: row.ended_at,
+        endReason: row.end_reason,
+        durationSeconds: row.duration_seconds,
+        disposition: row.disposition,
+        totalCostUsd: row.total_cost_usd,
+        agentLatencyMs: row.agent_latency_ms,
+      };
+    },
+
+    /** A campaign event in the account's event feed (/v1/events), inside the campaign's transaction. */
+    recordCampaignEvent(tx: TxHandle, accountId: string, type: 'campaign.started' | 'campaign.compliance_paused', data: Record<string, unknown>) {
+      return repo.within(tx).insertEvents(accountId, [{ callId: null, type, data, occurredAt: clock.now() }]);
     },
 
     /** PATCH /v1/calls/{id}/disposition: a user's choice, among the account's active codes. */

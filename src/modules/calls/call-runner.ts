@@ -4,6 +4,7 @@
  * `finish` a provider's post-call report uses. While a call is live the process keeps a heartbeat on it, in database
  * time, so a call left behind by a process that died is found and closed (see sweepLostCalls in calls.service.ts).
  */
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CallsConfig } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
@@ -45,11 +46,39 @@ interface LiveCall {
   done: Promise<void>;
 }
 
+/** A person hearing silence this long after answering hangs up. */
+const SILENCE_HANGUP_MS = 5_000;
+
+/** Deterministic share of calls: the same call id always falls on the same side of `rate`. */
+const falls = (callId: string, rate: number) => rate > 0 && createHash('sha1').update(callId).digest().readUInt16BE(0) / 65536 < rate;
+
 export function createCallRunner(deps: RunnerDeps) {
   const { lifecycle, repo, contacts, voice, agentLlm, tts, objects, clock, config, runnerId, log } = deps;
   const live = new Map<string, LiveCall>();
   /** Set when the process stops: it starts no more calls (queued ones wait for another instance or the restart). */
   let stopping = false;
+
+  // Simulated agent capacity (SIM_AGENT_SLOTS): conversations held at once by this process.
+  let agentsBusy = 0;
+
+  /**
+   * Waits until the agent pipeline can take the answered call: a late start (SIM_AGENT_LATE_START_RATE) or no free
+   * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, and whether they gave up first.
+   */
+  async function agentReady(callId: string, signal: AbortSignal): Promise<{ waitedMs: number; gaveUp: boolean }> {
+    let waitedMs = 0;
+    if (falls(callId, config.simLateStartRate)) {
+      await clock.sleep(config.simLateStartMs, signal);
+      waitedMs += config.simLateStartMs;
+    }
+    while (config.simAgentSlots > 0 && agentsBusy >= config.simAgentSlots) {
+      if (waitedMs >= SILENCE_HANGUP_MS) return { waitedMs, gaveUp: true };
+      await clock.sleep(250, signal);
+      waitedMs += 250;
+    }
+    agentsBusy++;
+    return { waitedMs, gaveUp: false };
+  }
 
   async function farEndParty(accountId: string, call: CallRecord): Promise<FarEndParty> {
     const phone = (call.direction === 'outbound' ? call.to_number : call.from_number) ?? '';
@@ -96,8 +125,17 @@ export function createCallRunner(deps: RunnerDeps) {
     control.line = line;
     const answeredAt = clock.now();
     await lifecycle.markConnected(accountId, call.id, { answeredAt, providerCallId: line.providerCallId, answeredBy: line.answeredBy });
+    const ready = await agentReady(call.id, signal);
+    if (ready.gaveUp) {
+      return { status: 'completed', endReason: 'caller_hangup', answeredAt, durationMs: ready.waitedMs, endedAt: new Date(answeredAt.getTime() + ready.waitedMs), agentLatencyMs: ready.waitedMs, providerCallId: line.providerCallId };
+    }
+    // Latency: from the end of the person's greeting (or the answer) until the agent's first words.
+    let greetingEndMs = 0;
+    let agentLatencyMs: number | null = null;
     let seq = 0;
-    const result = await converse({
+    let result: ConversationResult;
+    try {
+      result = await converse({
       agent,
       line,
       clock,
@@ -108,11 +146,17 @@ export function createCallRunner(deps: RunnerDeps) {
       signal: AbortSignal.any([signal, line.dropped]),
       onTurn: (turn, used) => {
         usage.current = used;
+        if (agentLatencyMs === null && turn.speaker === 'caller') greetingEndMs = turn.endMs ?? greetingEndMs;
+        if (agentLatencyMs === null && turn.speaker === 'agent') agentLatencyMs = ready.waitedMs + Math.max(0, (turn.startMs ?? 0) - greetingEndMs);
         return lifecycle.recordTurn(accountId, call.id, seq++, turn, used);
       },
     });
+    } finally {
+      agentsBusy--;
+    }
     const recordingStorageKey = await storeRecording(accountId, call.id, result);
     return {
+      agentLatencyMs: line.answeredBy === 'human' ? (agentLatencyMs ?? result.durationMs) : null,
       status: 'completed',
       endReason: result.endReason,
       disposition: result.disposition,

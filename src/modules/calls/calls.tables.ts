@@ -72,6 +72,8 @@ export interface CallsTable {
   provider: string | null;
   provider_call_id: string | null;
   usage: ColumnType<CallUsage, string | undefined, string>;
+  /** Milliseconds from the answer until the agent began to speak; null when nobody answered. */
+  agent_latency_ms: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** What a call used so far, priced when it ends. */

@@ -115,6 +115,29 @@ export function callWriteQueries(db: Executor) {
         .execute();
     },
 
+    /** Calls of the account queued or live. */
+    async countActive(accountId: string): Promise<number> {
+      const row = await db
+        .selectFrom('calls')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .where('status', 'in', ['queued', ...LIVE])
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    /** Of these contacts, those with a call queued or live (the dialer never calls a contact twice at once). */
+    contactsInCall(accountId: string, contactIds: readonly string[]) {
+      return db
+        .selectFrom('calls')
+        .select('contact_id')
+        .distinct()
+        .where('account_id', '=', accountId)
+        .where('contact_id', 'in', contactIds)
+        .where('status', 'in', ['queued', ...LIVE])
+        .execute();
+    },
+
     /** Accounts with calls waiting in the queue: the scheduled dispatcher goes through every account's queue. */
     accountsWithQueuedCalls() {
       return db.selectFrom('calls').select('account_id').distinct().where('status', '=', 'queued').execute();

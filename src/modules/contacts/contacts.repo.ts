@@ -153,6 +153,16 @@ export function contactQueries(db: Executor) {
         .execute();
     },
 
+    /** What the dialer needs of these contacts (the missing ones were deleted). */
+    dialerContacts(accountId: string, ids: readonly string[]) {
+      return db
+        .selectFrom('contacts')
+        .select(['id', 'phone_e164', 'timezone', 'dnc'])
+        .where('account_id', '=', accountId)
+        .where('id', 'in', ids)
+        .execute();
+    },
+
     findContact(accountId: string, id: string) {
       return db.selectFrom('contacts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
     },

@@ -1,4 +1,4 @@
-import type { RawBuilder, Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { OutboxFactory, TxHandle } from '../../db/repo.js';
 import type { Config } from '../../config.js';
@@ -208,6 +208,18 @@ export function createContactsService(deps: ContactsDeps) {
       const id = 'id' in by ? by.id : (await repo.findByPhone(accountId, by.phone))?.id;
       const row = id === undefined ? undefined : await repo.findContact(accountId, id);
       return row && { id: row.id, firstName: row.first_name, lastName: row.last_name, phone: row.phone_e164, attributes: row.attributes, dnc: row.dnc };
+    },
+
+    /** For the dialer: these contacts' numbers, time zones and do-not-call flags; a deleted contact is left out. */
+    async forDialer(accountId: string, ids: readonly string[]) {
+      if (ids.length === 0) return [];
+      const rows = await repo.dialerContacts(accountId, ids);
+      return rows.map((row) => ({ id: row.id, phone: row.phone_e164, timezone: row.timezone, dnc: row.dnc }));
+    },
+
+    /** For the dialer: the distinct contacts of these lists of the account, as a subquery (one column, contact_id). */
+    membersOfListsQuery(accountId: string, listIds: readonly string[]): RawBuilder<unknown> {
+      return sql`SELECT DISTINCT contact_id FROM contact_list_members WHERE account_id = ${accountId} AND list_id = ANY(${[...listIds]}::uuid[])`;
     },
 
     flagDnc(tx: TxHandle, accountId: string, phones: string[] | RawBuilder<unknown>, flagged: boolean, now: Date) {

@@ -330,6 +330,18 @@ export function createNumbersService(deps: NumbersDeps) {
     },
 
     /**
+     * For the dialer: these numbers of the account with their reputation label (checked now when never checked or
+     * older than an hour); a number the account no longer has is left out.
+     */
+    async forCampaign(accountId: string, ids: readonly string[]) {
+      const rows = (await Promise.all(ids.map((id) => repo.find(accountId, id)))).filter((row) => row !== undefined);
+      const staleBefore = clock.now().getTime() - REPUTATION_MAX_AGE_MS;
+      const stale = rows.filter((row) => row.reputation_checked_at === null || row.reputation_checked_at.getTime() < staleBefore);
+      const fresh = new Map((await checkReputation(accountId, stale)).map((row) => [row.id, row]));
+      return rows.map((row) => fresh.get(row.id) ?? row).map((row) => ({ id: row.id, number: row.number, label: row.reputation_label }));
+    },
+
+    /**
      * For the call engine: the number an account calls from. The given one (404 when it is not the account's), or
      * else its best-reputation number; null when the account has no numbers.
      */

@@ -1,0 +1,334 @@
+/**
+ * The dialer: a running campaign's worker loop. Each tick claims due contacts (SKIP LOCKED, so dialers never share
+ * one), gates each, and places the allowed ones through the calls engine, in one transaction per contact with its
+ * attempt row: the attempt's key (campaign, contact, attempt number) means a retried job, a restart or a second
+ * worker never dials the same attempt twice, and a dialer that dies between claim and dial leaves a claim that goes
+ * back to the queue. When a call ends, its outcome is recorded on the attempt, the aggregates move, the contact is
+ * retried or finished, and the abandon rate is checked (the compliance pause and the pace governor).
+ */
+import type { Logger } from 'pino';
+import type { CampaignsConfig } from '../../config.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { nextWindowStart } from './calling-window.js';
+import { gate, zonesOf, type GateFacts } from './campaign-gate.js';
+import type { CampaignRow, CampaignsRepo, CampaignsTx } from './campaigns.repo.js';
+import type { AgentsForCampaigns, CallsForCampaigns, ContactsForCampaigns, DncForCampaigns, NumbersForCampaigns } from './campaigns.ports.js';
+import { RETRY_OUTCOMES, type RetryOutcome } from './campaigns.tables.js';
+
+/** Over 2 s from a live person's greeting to the agent's first words: the call was abandoned. */
+export const ABANDON_LATENCY_MS = 2_000;
+/** Above this 30-day abandon rate a campaign is paused for compliance. */
+export const ABANDON_PAUSE_THRESHOLD = 0.035;
+/** The governor keeps the 30-day rate under this: it stops raising the pace from 2%, and dials one at a time from 3%. */
+export const ABANDON_TARGET = 0.03;
+const GOVERNOR_CAUTION = 0.02;
+/** A claim older than this belongs to a dialer that died before dialling. */
+const STALE_CLAIM_MS = 2 * 60_000;
+const DAY = 24 * 3600_000;
+
+export interface DialerDeps {
+  repo: CampaignsRepo;
+  clock: Clock;
+  config: CampaignsConfig;
+  agents: AgentsForCampaigns;
+  contacts: ContactsForCampaigns;
+  dnc: DncForCampaigns;
+  numbers: NumbersForCampaigns;
+  calls: CallsForCampaigns;
+  log: Logger;
+  /** Pauses the campaign with a reason (and its event), in the given transaction. */
+  pause(tx: CampaignsTx, campaign: CampaignRow, reason: 'compliance' | 'no_usable_number', details: Record<string, unknown>): Promise<void>;
+}
+
+export interface TickResult {
+  dialed: number;
+  denied: number;
+  status: string;
+}
+
+const rate = (figure: { abandoned: number; liveAnswered: number }) => (figure.liveAnswered === 0 ? 0 : figure.abandoned / figure.liveAnswered);
+
+export function createCampaignDialer(deps: DialerDeps) {
+  const { repo, clock, config, contacts, dnc, numbers, calls, log } = deps;
+
+  /** The numbers to call from now, in rotation order; numbers with a bad reputation are put to rest. */
+  async function usableNumbers(campaign: CampaignRow): Promise<Array<{ id: string; number: string }>> {
+    if (campaign.from_number_ids.length === 0) {
+      const fallback = await numbers.callerNumber(campaign.account_id);
+      return fallback ? [fallback] : [];
+    }
+    const now = clock.now();
+    const resting = { ...campaign.resting_numbers };
+    let changed = false;
+    for (const [id, until] of Object.entries(resting)) {
+      if (new Date(until) <= now) {
+        delete resting[id];
+        changed = true;
+      }
+    }
+    const candidates = (await numbers.forCampaign(campaign.account_id, campaign.from_number_ids)).filter((n) => !resting[n.id]);
+    const usable = [];
+    for (const candidate of candidates) {
+      if (candidate.label === 'at_risk' || candidate.label === 'spam_likely') {
+        resting[candidate.id] = new Date(now.getTime() + config.numberRestMinutes * 60_000).toISOString();
+        changed = true;
+        log.warn({ campaignId: campaign.id, phoneNumberId: candidate.id, label: candidate.label }, 'caller number rested');
+      } else {
+        usable.push({ id: candidate.id, number: candidate.number });
+      }
+    }
+    if (changed) await repo.update(campaign.account_id, campaign.id, { resting_numbers: JSON.stringify(resting) });
+    // Keep the campaign's order, so the rotation is stable.
+    const order = new Map(campaign.from_number_ids.map((id, i) => [id, i]));
+    return usable.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+  }
+
+  /** How many more calls the campaign may place now: its governed concurrency, its pace per minute, the account's limit. */
+  async function capacity(campaign: CampaignRow): Promise<number> {
+    const now = clock.now();
+    const concurrency = Math.max(1, Math.min(campaign.max_concurrency, Math.floor(campaign.pace_limit)));
+    const [inFlight, lastMinute, load] = await Promise.all([
+      repo.inFlight(campaign.account_id, campaign.id),
+      repo.dialedSince(campaign.account_id, campaign.id, new Date(now.getTime() - 60_000)),
+      calls.accountCallLoad(campaign.account_id),
+    ]);
+    return Math.min(concurrency - inFlight, campaign.calls_per_minute - lastMinute, load.limit - load.active, config.dialBatch);
+  }
+
+  async function gateFacts(campaign: CampaignRow, claimed: Array<{ contact_id: string; attempts: number }>, now: Date) {
+    const ids = claimed.map((c) => c.contact_id);
+    const [rows, inCall, history] = await Promise.all([
+      contacts.forDialer(campaign.account_id, ids),
+      calls.contactsInCall(campaign.account_id, ids),
+      repo.contactHistory(campaign.account_id, ids, new Date(now.getTime() - DAY), new Date(now.getTime() - config.abandonedRedialHours * 3600_000)),
+    ]);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const historyById = new Map(history.map((row) => [row.contact_id, row]));
+    const facts = new Map<string, GateFacts>();
+    for (const { contact_id, attempts } of claimed) {
+      const contact = byId.get(contact_id) ?? null;
+      // Read at the moment of the dial: a number listed a second ago is not called.
+      const dncListed = contact ? await dnc.isListed(campaign.account_id, contact.phone) : false;
+      const past = historyById.get(contact_id);
+      facts.set(contact_id, {
+        contact,
+        dncListed,
+        inCall: inCall.has(contact_id),
+        dialsLast24h: Number(past?.recent ?? 0),
+        recentlyAbandoned: Number(past?.abandoned ?? 0) > 0,
+        attemptNumber: attempts + 1,
+      });
+    }
+    return facts;
+  }
+
+  /** Completes the campaign when every contact is finished (or its stop time has passed) and no call is in flight. */
+  async function completeIfDone(campaign: CampaignRow): Promise<boolean> {
+    const stats = await repo.stats(campaign.account_id, campaign.id);
+    const stopped = campaign.stop_at !== null && campaign.stop_at <= clock.now();
+    if (!stopped && stats.contacts_done < stats.contacts_total) return false;
+    if ((await repo.inFlight(campaign.account_id, campaign.id)) > 0) return false;
+    await repo.transaction(async (tx) => {
+      const row = await tx.findForUpdate(campaign.account_id, campaign.id);
+      if (row?.status !== 'running') return;
+      await tx.update(campaign.account_id, campaign.id, { status: 'completed', completed_at: clock.now(), updated_at: clock.now() });
+    });
+    return true;
+  }
+
+  /** One pass of the dialer over a campaign: fills its free capacity with gated dials. */
+  async function tick(accountId: string, campaignId: string): Promise<TickResult> {
+    let campaign = await repo.find(accountId, campaignId);
+    const result: TickResult = { dialed: 0, denied: 0, status: campaign?.status ?? 'missing' };
+    if (!campaign || campaign.status !== 'running') return result;
+    const now = clock.now();
+    await repo.releaseStaleClaims(accountId, campaignId, new Date(now.getTime() - STALE_CLAIM_MS));
+    if (await completeIfDone(campaign)) return { ...result, status: 'completed' };
+    const agent = await deps.agents.forCall(accountId, campaign.agent_id);
+    if (!agent || agent.status !== 'active') return result;
+
+    for (let round = 0; round < 10; round++) {
+      const free = await capacity(campaign);
+      if (free <= 0) break;
+      const from = await usableNumbers(campaign);
+      if (from.length === 0) {
+        await repo.transaction(async (tx) => {
+          const row = await tx.findForUpdate(accountId, campaignId);
+          if (row?.status === 'running') await deps.pause(tx, row, 'no_usable_number', { numbers: campaign!.from_number_ids.length });
+        });
+        return { ...result, status: 'paused' };
+      }
+      const claimed = await repo.claimDue(accountId, campaignId, clock.now(), free);
+      if (claimed.length === 0) break;
+      const decidedAt = clock.now();
+      const facts = await gateFacts(campaign, claimed, decidedAt);
+      const firstTurn = await repo.takeNumberTurns(accountId, campaignId, claimed.length);
+      let turn = firstTurn;
+      for (const { contact_id } of claimed) {
+        const fact = facts.get(contact_id)!;
+        const decision = gate(fact, { schedule: campaign.schedule, maxAttemptsPerContact: campaign.max_attempts_per_contact, config }, decidedAt);
+        const caller = from[turn++ % from.length]!;
+        await repo.transaction(async (tx) => {
+          const attemptId = await tx.decideAttempt(accountId, {
+            id: newId(),
+            campaignId,
+            contactId: contact_id,
+            number: fact.attemptNumber,
+            decision: decision.allow ? 'allow' : decision.reason,
+            status: decision.allow ? 'dialed' : 'denied',
+            fromNumber: decision.allow ? caller.number : null,
+            at: decidedAt,
+          });
+          if (attemptId === null) {
+            // Already dialled by another dialer or an earlier run: the call's end moves the contact on.
+            await tx.setContact(accountId, campaignId, contact_id, { state: 'in_call', attempts: fact.attemptNumber, claimed_at: null });
+            return;
+          }
+          if (!decision.allow) {
+            result.denied++;
+            await tx.countUp(accountId, campaignId, 'denial', decision.reason);
+            if (decision.retryAt) {
+              await tx.setContact(accountId, campaignId, contact_id, { state: 'pending', next_attempt_at: decision.retryAt, claimed_at: null, last_outcome: `denied: ${decision.reason}` });
+            } else {
+              await tx.setContact(accountId, campaignId, contact_id, { state: 'done', claimed_at: null, last_outcome: `denied: ${decision.reason}` });
+              await tx.addStats(accountId, campaignId, { contacts_done: 1 });
+            }
+            return;
+          }
+          const placed = await calls.placeCampaignCall(tx, accountId, {
+            agentId: campaign!.agent_id,
+            contactId: contact_id,
+            campaignId,
+            fromNumber: caller.number,
+            toNumber: fact.contact!.phone,
+          });
+          await tx.setAttemptCall(accountId, attemptId, placed.callId);
+          await tx.setContact(accountId, campaignId, contact_id, { state: 'in_call', attempts: fact.attemptNumber, claimed_at: null });
+          await tx.addStats(accountId, campaignId, { dialed: 1 });
+          result.dialed++;
+        });
+      }
+      campaign = (await repo.find(accountId, campaignId))!;
+      if (campaign.status !== 'running') break;
+    }
+    return result;
+  }
+
+  /** Outcome of an ended call as the dialer counts it. */
+  function classify(outcome: NonNullable<Awaited<ReturnType<CallsForCampaigns['campaignCallOutcome']>>>) {
+    const voicemail = outcome.endReason === 'voicemail';
+    const connected = outcome.answeredAt !== null;
+    const liveAnswered = connected && !voicemail;
+    const abandoned = liveAnswered && (outcome.agentLatencyMs ?? 0) > ABANDON_LATENCY_MS;
+    let kind: string;
+    if (outcome.status === 'busy' || outcome.status === 'no_answer') kind = outcome.status;
+    else if (voicemail) kind = 'voicemail';
+    else if (liveAnswered) kind = abandoned ? 'abandoned' : 'answered';
+    else kind = 'failed';
+    return { kind, connected, liveAnswered, abandoned };
+  }
+
+  /** The governor: halves the pace after an abandoned call; raises it while the 30-day rate is under 2%. */
+  function governedPace(campaign: CampaignRow, abandoned: boolean, rate30: number, everAbandoned: boolean): number {
+    const pace = campaign.pace_limit;
+    if (abandoned) return Math.max(1, pace / 2);
+    if (rate30 >= ABANDON_TARGET) return 1;
+    if (rate30 >= GOVERNOR_CAUTION) return pace;
+    // Before any abandoned call the pace doubles every round of calls; after one it grows by about one per round.
+    const next = everAbandoned ? pace + 1 / Math.max(1, pace) : pace + 1;
+    return Math.min(campaign.max_concurrency, next);
+  }
+
+  /** A campaign call ended: record it on its attempt, retry or finish the contact, and check the abandon rate. */
+  async function recordOutcome(accountId: string, callId: string): Promise<{ recorded: boolean; paused?: boolean }> {
+    const outcome = await calls.campaignCallOutcome(accountId, callId);
+    if (!outcome) return { recorded: false };
+    const counted = classify(outcome);
+    const now = clock.now();
+    // Read before the transaction: on the embedded database a transaction holds the one connection.
+    const contact = outcome.contactId ? (await contacts.forDialer(accountId, [outcome.contactId]))[0] : undefined;
+    let campaignId: string | null = null;
+    const recorded = await repo.transaction(async (tx) => {
+      const attempt = await tx.attemptOfCall(accountId, callId);
+      if (!attempt || attempt.status !== 'dialed') return false;
+      campaignId = attempt.campaign_id;
+      const campaign = (await tx.findForUpdate(accountId, attempt.campaign_id))!;
+      await tx.endAttempt(accountId, attempt.id, {
+        status: 'ended',
+        outcome: counted.kind,
+        live_answered: counted.liveAnswered,
+        abandoned: counted.abandoned,
+        talk_seconds: outcome.durationSeconds,
+        cost_usd: outcome.totalCostUsd,
+        disposition: outcome.disposition,
+        ended_at: outcome.endedAt ?? now,
+      });
+      const retryable = (RETRY_OUTCOMES as readonly string[]).includes(counted.kind) ? (counted.kind as RetryOutcome) : null;
+      const rule = retryable ? campaign.retry_rules[retryable] : undefined;
+      const retriesUsed = attempt.attempt_number - 1;
+      let next: Date | null = null;
+      if (rule && retriesUsed < rule.attempts && attempt.attempt_number < campaign.max_attempts_per_contact) {
+        const earliest = new Date(now.getTime() + rule.spacingMinutes * 60_000);
+        next = contact ? (nextWindowStart(zonesOf(contact), campaign.schedule, earliest) ?? earliest) : null;
+      }
+      if (next) {
+        await tx.setContact(accountId, campaign.id, attempt.contact_id, { state: 'pending', next_attempt_at: next, last_outcome: counted.kind });
+      } else {
+        await tx.setContact(accountId, campaign.id, attempt.contact_id, { state: 'done', last_outcome: counted.kind });
+      }
+      await tx.addStats(
+        accountId,
+        campaign.id,
+        {
+          contacts_done: next ? 0 : 1,
+          connected: counted.connected ? 1 : 0,
+          live_answered: counted.liveAnswered ? 1 : 0,
+          voicemail: counted.kind === 'voicemail' ? 1 : 0,
+          busy: counted.kind === 'busy' ? 1 : 0,
+          no_answer: counted.kind === 'no_answer' ? 1 : 0,
+          failed: counted.kind === 'failed' ? 1 : 0,
+          abandoned: counted.abandoned ? 1 : 0,
+          talk_seconds: outcome.durationSeconds ?? 0,
+          talk_calls: outcome.durationSeconds !== null ? 1 : 0,
+        },
+        outcome.totalCostUsd,
+      );
+      if (outcome.disposition) await tx.countUp(accountId, campaign.id, 'disposition', outcome.disposition);
+
+      const figures = await tx.abandonFigures(accountId, campaign.id, windows(now));
+      const rate30 = rate(figures.last30Days);
+      const stats = await tx.stats(accountId, campaign.id);
+      const pace = governedPace(campaign, counted.abandoned, rate30, stats.abandoned > 0);
+      if (pace !== campaign.pace_limit) await tx.update(accountId, campaign.id, { pace_limit: pace });
+      if (
+        campaign.status === 'running' &&
+        figures.last30Days.liveAnswered >= config.abandonMinLiveAnswered &&
+        rate30 > ABANDON_PAUSE_THRESHOLD
+      ) {
+        await deps.pause(tx, campaign, 'compliance', {
+          abandonRate: Number(rate30.toFixed(6)),
+          threshold: ABANDON_PAUSE_THRESHOLD,
+          window: '30d',
+          abandoned: figures.last30Days.abandoned,
+          liveAnswered: figures.last30Days.liveAnswered,
+        });
+      }
+      return true;
+    });
+    if (recorded && campaignId) log.debug({ campaignId, callId, outcome: counted.kind }, 'campaign call ended');
+    return { recorded };
+  }
+
+  return { tick, recordOutcome, completeIfDone };
+}
+
+/** The abandon-rate windows ending at `now`: 30 days, since midnight UTC, the last hour. */
+export function windows(now: Date) {
+  const today = new Date(now);
+  today.setUTCHours(0, 0, 0, 0);
+  return { last30Days: new Date(now.getTime() - 30 * DAY), today, lastHour: new Date(now.getTime() - 3600_000) };
+}
+
+export { rate as abandonRate };
+export type CampaignDialer = ReturnType<typeof createCampaignDialer>;

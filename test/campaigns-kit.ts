@@ -1,0 +1,52 @@
+/** What the campaign tests share: an account set up to dial (agent, numbers, a list), and polling of a campaign's stats. */
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { signUp, type SignedUp, type TestApp } from './helpers.js';
+import { api, SALES_AGENT } from './calls-kit.js';
+
+let numberSeq = 0;
+const nextCallerNumber = () => `+1415555${String(3000 + (++numberSeq % 6000)).padStart(4, '0')}`;
+
+export interface DialingAccount {
+  user: SignedUp;
+  agentId: string;
+  numberIds: string[];
+  listId: string;
+  contacts: Map<string, string>;
+}
+
+export async function dialingAccount(t: TestApp, phones: string[], options: { numbers?: number; columns?: Record<string, string[]> } = {}): Promise<DialingAccount> {
+  const user = await signUp(t.app);
+  const { ok } = api(t, user);
+  const agent = await ok('POST', '/agents', { ...SALES_AGENT, voicemail: { action: 'hang_up' } });
+  const numberIds: string[] = [];
+  for (let i = 0; i < (options.numbers ?? 1); i++) numberIds.push((await ok('POST', '/phone-numbers', { number: nextCallerNumber() })).id);
+  const extra = Object.keys(options.columns ?? {});
+  const csv = [['Phone', ...extra].join(','), ...phones.map((p, i) => [p, ...extra.map((c) => options.columns![c]![i] ?? '')].join(','))].join('\n');
+  const imported = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/contact-lists?name=Leads&defaultCountry=US',
+    headers: { ...user.headers, 'content-type': 'text/csv' },
+    payload: csv,
+  });
+  assert.equal(imported.statusCode, 200, imported.body);
+  const listId = imported.json().listId as string;
+  const contacts = new Map<string, string>();
+  for (let offset = 0; ; offset += 500) {
+    const page = await ok('GET', `/contact-lists/${listId}/contacts?limit=500&offset=${offset}`);
+    for (const c of page.contacts as Array<{ id: string; phone: string }>) contacts.set(c.phone, c.id);
+    if (page.contacts.length < 500) break;
+  }
+  return { user, agentId: agent.id, numberIds, listId, contacts };
+}
+
+/** Polls the campaign's stats until `done` holds. */
+export async function waitForStats(t: TestApp, who: { headers: Record<string, string> }, campaignId: string, done: (stats: any) => boolean, what = 'the campaign') {
+  let last: unknown;
+  for (let i = 0; i < 4000; i++) {
+    last = await api(t, who).ok('GET', `/campaigns/${campaignId}/stats`);
+    if (done(last)) return last as any;
+    await sleep(50);
+  }
+  throw new Error(`${what} did not get there in time: ${JSON.stringify(last)}`);
+}
