@@ -68,8 +68,8 @@ export const RotatedSecret = Type.Object({
 export const ListDeliveriesQuery = Type.Object(
   {
     ...PageQuery,
-    state: Type.Optional(Type.Enum([...DELIVERY_STATES])),
-    eventType: Type.Optional(Type.Enum([...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE])),
+    state: Type.Optional(Type.Enum([...DELIVERY_STATES], { description: 'Only deliveries in this state.' })),
+    eventType: Type.Optional(Type.Enum([...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE], { description: 'Only deliveries of this event type.' })),
   },
   { additionalProperties: false },
 );
@@ -83,7 +83,7 @@ export const DeliveryAttempt = Type.Object({
   latencyMs: Nullable(Type.Integer()),
   error: Nullable(Type.String()),
   responseBody: Nullable(Type.String({ description: 'The first 1 KB of the response body.' })),
-});
+}, { title: 'DeliveryAttempt', description: 'One attempt of a delivery: when, the answer, how long it took, or the error.' });
 
 export const Delivery = Type.Object({
   id: Uuid,
