@@ -63,6 +63,7 @@ async function main() {
   const { createOutboxFactory } = await import('../src/events/domain-events.service.js');
   const { eventSubscriptions } = await import('../src/jobs/registry.js');
   const { systemClock } = await import('../src/lib/clock.js');
+  const { inTransaction } = await import('../src/db/repo.js');
 
   const child = fork(fileURLToPath(import.meta.url), ['--receiver'], { execArgv: ['--import', 'tsx'] });
   const ask = <T>(cmd: string) =>
@@ -74,7 +75,7 @@ async function main() {
   const url = `http://127.0.0.1:${port}/hooks`;
 
   const t = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), RATE_LIMIT_PER_MINUTE: '100000' } });
-  const workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  const workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), ...(process.env.POLL_SECONDS ? { pollingIntervalSeconds: Number(process.env.POLL_SECONDS) } : {}) });
   const user = await signUp(t.app);
   const created = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: user.headers, payload: { url, events: ['campaign.started'] } });
   if (created.statusCode !== 200) throw new Error(created.body);
@@ -84,7 +85,7 @@ async function main() {
   console.log(`webhooks bench: ${EVENTS} events, batches of ${BATCH}, ${CONCURRENCY} attempts at once; ${t.infra.database.kind}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   for (let written = 0; written < EVENTS; written += BATCH) {
-    await t.infra.database.db.transaction().execute(async (trx) => {
+    await inTransaction(t.infra.database.db, async (trx) => {
       const tx = outbox(trx);
       for (let i = written; i < Math.min(EVENTS, written + BATCH); i++) {
         // Each event about a subject of its own (as the events of many calls are): none waits for another's first attempt.
