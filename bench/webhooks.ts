@@ -9,7 +9,8 @@
  * each becomes a fan-out job, then a delivery and an attempt (claim, sign, POST, record).
  * Reported: deliveries per second (first event written to last delivery received), event-to-delivery latency p50/p99
  * (occurredAt to arrival, same machine clock), and the same number of POSTs of the same bodies by a bare undici loop
- * at the same concurrency (WEBHOOK_CONCURRENCY, default 8).
+ * at the same concurrency (WEBHOOK_CONCURRENCY, default 8). PACE_MS pauses after each transaction (a trickle);
+ * POLL_SECONDS sets the workers' polling interval (pg-boss's default, 2 s, unless set).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +24,8 @@ import { Agent, request } from 'undici';
 const EVENTS = Number(process.env.EVENTS ?? 50_000);
 const BATCH = Number(process.env.BATCH ?? 100);
 const CONCURRENCY = Number(process.env.WEBHOOK_CONCURRENCY ?? 8);
+// A pause after each transaction of events: a trickle instead of a burst (what one event's latency is, without a backlog).
+const PACE_MS = Number(process.env.PACE_MS ?? 0);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -93,6 +96,7 @@ async function main() {
         await tx.emit({ type: 'campaign.started', accountId: user.accountId, subject: { type: 'campaign', id: subject }, data: { campaignId: subject, name: `Campaign ${i}`, agentId: campaignId }, actor: null });
       }
     });
+    if (PACE_MS > 0) await new Promise((resolve) => setTimeout(resolve, PACE_MS));
   }
   const writtenMs = performance.now() - started;
   let received = 0;
