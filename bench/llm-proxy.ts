@@ -16,7 +16,7 @@
  * time (proxy p50 - direct p50). Client and proxy share this process's event loop, so the added time includes the
  * proxy's share of it; the upstream does not.
  *
- * Env: TURNS per method (default 2000), WORDS per turn (default 40).
+ * Env: TURNS per method (default 2000), WORDS per turn (default 40), NO_KNOWLEDGE=1 for an agent without a knowledge base.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -72,7 +72,7 @@ async function main() {
   if (model.statusCode !== 200) throw new Error(model.body);
   const owner = await signUp(t.app);
   const handbook = readFileSync(new URL('../test/fixtures/knowledge/acme-handbook.md', import.meta.url), 'utf8');
-  const agent = (await call(asKey(owner), 'POST', '/agents', { name: 'Bench', mission: 'Answer.', voice: 'en-us', knowledgeBase: handbook, liveLlmId: 'bench-upstream' })).json();
+  const agent = (await call(asKey(owner), 'POST', '/agents', { name: 'Bench', mission: 'Answer.', voice: 'en-us', knowledgeBase: process.env.NO_KNOWLEDGE ? '' : handbook, liveLlmId: 'bench-upstream' })).json();
   await t.services.knowledge.reindex(owner.accountId, agent.id);
 
   const dispatcher = new Agent({ keepAliveTimeout: 60_000, connections: 4 });

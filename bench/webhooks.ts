@@ -9,7 +9,8 @@
  * each becomes a fan-out job, then a delivery and an attempt (claim, sign, POST, record).
  * Reported: deliveries per second (first event written to last delivery received), event-to-delivery latency p50/p99
  * (occurredAt to arrival, same machine clock), and the same number of POSTs of the same bodies by a bare undici loop
- * at the same concurrency (WEBHOOK_CONCURRENCY, default 8).
+ * at the same concurrency (WEBHOOK_CONCURRENCY, default 8). PACE_MS pauses after each transaction (a trickle);
+ * POLL_SECONDS sets the workers' polling interval (pg-boss's default, 2 s, unless set).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +24,8 @@ import { Agent, request } from 'undici';
 const EVENTS = Number(process.env.EVENTS ?? 50_000);
 const BATCH = Number(process.env.BATCH ?? 100);
 const CONCURRENCY = Number(process.env.WEBHOOK_CONCURRENCY ?? 8);
+// A pause after each transaction of events: a trickle instead of a burst (what one event's latency is, without a backlog).
+const PACE_MS = Number(process.env.PACE_MS ?? 0);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -63,6 +66,7 @@ async function main() {
   const { createOutboxFactory } = await import('../src/events/domain-events.service.js');
   const { eventSubscriptions } = await import('../src/jobs/registry.js');
   const { systemClock } = await import('../src/lib/clock.js');
+  const { inTransaction } = await import('../src/db/repo.js');
 
   const child = fork(fileURLToPath(import.meta.url), ['--receiver'], { execArgv: ['--import', 'tsx'] });
   const ask = <T>(cmd: string) =>
@@ -74,7 +78,7 @@ async function main() {
   const url = `http://127.0.0.1:${port}/hooks`;
 
   const t = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), RATE_LIMIT_PER_MINUTE: '100000' } });
-  const workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  const workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), ...(process.env.POLL_SECONDS ? { pollingIntervalSeconds: Number(process.env.POLL_SECONDS) } : {}) });
   const user = await signUp(t.app);
   const created = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: user.headers, payload: { url, events: ['campaign.started'] } });
   if (created.statusCode !== 200) throw new Error(created.body);
@@ -84,7 +88,7 @@ async function main() {
   console.log(`webhooks bench: ${EVENTS} events, batches of ${BATCH}, ${CONCURRENCY} attempts at once; ${t.infra.database.kind}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const started = performance.now();
   for (let written = 0; written < EVENTS; written += BATCH) {
-    await t.infra.database.db.transaction().execute(async (trx) => {
+    await inTransaction(t.infra.database.db, async (trx) => {
       const tx = outbox(trx);
       for (let i = written; i < Math.min(EVENTS, written + BATCH); i++) {
         // Each event about a subject of its own (as the events of many calls are): none waits for another's first attempt.
@@ -92,6 +96,7 @@ async function main() {
         await tx.emit({ type: 'campaign.started', accountId: user.accountId, subject: { type: 'campaign', id: subject }, data: { campaignId: subject, name: `Campaign ${i}`, agentId: campaignId }, actor: null });
       }
     });
+    if (PACE_MS > 0) await new Promise((resolve) => setTimeout(resolve, PACE_MS));
   }
   const writtenMs = performance.now() - started;
   let received = 0;

@@ -7,6 +7,7 @@ import type { Db } from './client.js';
 import type { DomainEvent, DomainEventInput } from '../events/domain-events.js';
 import type { JobName, JobPayload } from '../jobs/registry.js';
 import type { SendOptions } from '../jobs/queue.js';
+import { committed } from '../jobs/wake.js';
 
 /** Where queries run: the pool, or an open transaction (a Kysely Transaction is a Kysely too). */
 export type Executor = Db;
@@ -30,11 +31,19 @@ export function createRepo<Q extends object>(db: Db, outbox: OutboxFactory, quer
   return Object.assign(queries(db), {
     /** Runs `work` in one transaction. Inside it use only `tx`: on PGlite the pool is that one connection. */
     transaction<T>(work: (tx: Tx<Q>) => Promise<T>): Promise<T> {
-      return db.transaction().execute((trx) => work({ ...queries(trx), ...outbox(trx), trx }));
+      return inTransaction(db, (trx) => work({ ...queries(trx), ...outbox(trx), trx }));
     },
     /** The same queries inside a transaction another module opened. */
     within(tx: TxHandle): Q {
       return queries(tx.trx);
     },
   });
+}
+
+/** `db.transaction().execute(work)`, then wakes the workers of the jobs it enqueued (they would otherwise wait for their poll). */
+export async function inTransaction<T>(db: Db, work: (trx: Executor) => Promise<T>): Promise<T> {
+  let transaction: Executor | undefined;
+  const result = await db.transaction().execute((trx) => work((transaction = trx)));
+  if (transaction) committed(transaction);
+  return result;
 }

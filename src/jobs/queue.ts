@@ -10,6 +10,7 @@ import type { Database } from '../db/types.js';
 import { createSqlExecutor, transactionExecutor, type PgBossDb } from './sql-executor.js';
 import { jobRegistry, type JobName, type JobPayload } from './registry.js';
 import type { JobRegistry } from './define.js';
+import { enqueued } from './wake.js';
 
 /** pg-boss keeps its tables in this schema, beside ours. */
 export const JOBS_SCHEMA = 'pgboss';
@@ -34,6 +35,8 @@ export interface JobQueue {
   send<N extends JobName>(name: N, data: JobPayload<N>, options?: SendOptions): Promise<string | null>;
   /** The same for any queue of the registry, by name (domain-event subscribers' queues, for instance). */
   enqueue(queue: string, data: object, options?: SendOptions): Promise<string | null>;
+  /** One job with the same data on each of these queues, in one statement (a domain event's subscribers). */
+  enqueueAll(queues: readonly string[], data: object, options?: Pick<SendOptions, 'trx'>): Promise<void>;
   /** The pg-boss instance, for reading job state (getJobById, getQueueSize). */
   readonly boss: PgBoss;
   close(): Promise<void>;
@@ -84,16 +87,30 @@ export async function openJobQueue(db: Db, options: { log: Logger; registry?: Jo
   const boss = connectPgBoss(executor, { migrate: false, supervise: false, schedule: false });
   boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));
   await boss.start();
-  const enqueue: JobQueue['enqueue'] = (name, data, { trx, id, startAfter, priority } = {}) =>
-    boss.send(name, data, {
+  const enqueue: JobQueue['enqueue'] = async (name, data, { trx, id, startAfter, priority } = {}) => {
+    const jobId = await boss.send(name, data, {
       ...(trx ? { db: transactionExecutor(trx) as PgBoss.Db } : {}),
       ...(id ? { id } : {}),
       ...(startAfter !== undefined ? { startAfter } : {}),
       ...(priority !== undefined ? { priority } : {}),
     });
+    // A job due later is found by polling; one due now wakes this process's workers (after the commit, if any).
+    if (jobId !== null && startAfter === undefined) enqueued(name, trx);
+    return jobId;
+  };
+  const enqueueAll: JobQueue['enqueueAll'] = async (queues, data, { trx } = {}) => {
+    if (queues.length === 0) return;
+    if (queues.length === 1) return void (await enqueue(queues[0]!, data, { trx }));
+    await boss.insert(
+      queues.map((name) => ({ name, data })),
+      trx ? { db: transactionExecutor(trx) as PgBoss.Db } : {},
+    );
+    for (const name of queues) enqueued(name, trx);
+  };
   return {
     boss,
     enqueue,
+    enqueueAll,
     send: (name, data, options) => enqueue(name, data as object, options),
     async close() {
       await boss.stop({ graceful: false, close: false });

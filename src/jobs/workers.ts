@@ -11,6 +11,7 @@ import { createSqlExecutor } from './sql-executor.js';
 import { connectPgBoss, ensureQueues } from './queue.js';
 import { jobRegistry } from './registry.js';
 import type { JobRegistry, RunnableJob } from './define.js';
+import { addWaker } from './wake.js';
 
 export interface JobWorkerOptions {
   db: Db;
@@ -40,6 +41,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
   await ensureQueues(boss, registry);
 
   const running = new Set<Promise<unknown>>();
+  const removeWakers: Array<() => void> = [];
 
   async function runJob(name: string, definition: RunnableJob, job: PgBoss.Job<unknown>) {
     const jobLog = log.child({ job: name, jobId: job.id });
@@ -68,11 +70,16 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
     const batchSize = definition.batch?.size ?? 1;
     const parallel = typeof definition.batch?.parallel === 'function' ? definition.batch.parallel(services.config) : (definition.batch?.parallel ?? batchSize);
     for (let i = 0; i < concurrency; i++) {
+      let workerId = '';
+      const wake = () => boss.notifyWorker(workerId);
       if (batchSize <= 1) {
-        await boss.work<unknown>(name, { batchSize: 1, ...polling }, async ([job]) => (job ? runJob(name, definition, job) : undefined));
+        workerId = await boss.work<unknown>(name, { batchSize: 1, ...polling }, async ([job]) => (job ? runJob(name, definition, job) : undefined));
+        removeWakers.push(addWaker(name, wake));
         continue;
       }
-      await boss.work<unknown>(name, { batchSize, ...polling }, async (jobs) => {
+      workerId = await boss.work<unknown>(name, { batchSize, ...polling }, async (jobs) => {
+        // A full batch suggests more are waiting: fetch again as soon as this one is done, not at the next poll.
+        if (jobs.length >= batchSize) wake();
         // `parallel` lanes take the batch's jobs in queue order; a failure fails the batch once every job has run.
         let next = 0;
         let failure: { error: unknown } | undefined;
@@ -85,6 +92,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
         await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, jobs.length)) }, lane));
         if (failure) throw failure.error;
       });
+      removeWakers.push(addWaker(name, wake));
     }
     if (definition.schedule) await boss.schedule(name, definition.schedule, {}, { tz: 'UTC' });
   }
@@ -98,6 +106,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
   return {
     async stop(graceMs) {
       const deadline = Date.now() + graceMs;
+      for (const remove of removeWakers.splice(0)) remove();
       await boss.stop({ graceful: true, wait: true, timeout: graceMs });
       // pg-boss stops waiting once its fetch loop is idle; a job fetched just as it stopped may still be running.
       if (running.size > 0) await settleBefore([...running], deadline);

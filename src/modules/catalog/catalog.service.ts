@@ -155,6 +155,20 @@ const toRate = (row: RateRow) => ({
 const byCountry = (a: RateRow, b: RateRow) => Number(a.country === '*') - Number(b.country === '*') || a.country.localeCompare(b.country);
 
 /** The platform-wide model catalog, the telephony rate table, and the prices the call engine charges from them. */
+const UPSTREAM_KEPT_MS = 5_000;
+const UPSTREAMS_KEPT = 1_000;
+
+/** The upstream of an LLM model: where a turn goes, as the catalog holds it. */
+export interface LlmUpstream {
+  id: string;
+  slug: string;
+  provider: ModelProvider;
+  baseUrl: string | null;
+  model: string;
+  apiKey: string | null;
+  updatedAt: Date;
+}
+
 export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) {
   const { repo, clock } = deps;
   const modelLabel = (kind: ModelKind) => `${KIND_NAMES[kind][0]!.toUpperCase()}${KIND_NAMES[kind].slice(1)} model`;
@@ -162,6 +176,15 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
   async function rates() {
     const [rows, fee] = await Promise.all([repo.listRates(), repo.platformFeePerMinute()]);
     return { rates: rows.sort(byCountry).map(toRate), platformFeePerMinuteUsd: formatPrice(fee) };
+  }
+
+  // Every proxied LLM turn looks its model up, and models change rarely: answers are kept for a few seconds per
+  // process; a change made through this process drops them at once, one made elsewhere is seen within that time.
+  const upstreams = new Map<string, { until: number; model: Promise<LlmUpstream | undefined> }>();
+  async function findUpstream(reference: string | null): Promise<LlmUpstream | undefined> {
+    const row = await repo.findForPricing('llm', reference ?? undefined);
+    if (!row?.active) return undefined;
+    return { id: row.id, slug: row.slug, provider: row.provider, baseUrl: row.base_url, model: row.model, apiKey: row.api_key, updatedAt: row.updated_at };
   }
 
   return {
@@ -194,6 +217,7 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
           if (isUniqueViolation(error)) throw conflict('Another change to the catalog got there first (the same slug, or a new default); try again');
           throw error;
         });
+      upstreams.clear();
       return toModel(kind, row);
     },
 
@@ -215,11 +239,13 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
           if (isUniqueViolation(error)) throw conflict('Another change to the catalog got there first (the same slug, or a new default); try again');
           throw error;
         });
+      upstreams.clear();
       return toModel(kind, row);
     },
 
     async deleteModel(kind: ModelKind, id: string) {
       return repo.transaction(async (tx) => {
+        upstreams.clear();
         const current = await tx.findForUpdate(kind, id);
         if (!current) throw notFound(modelLabel(kind));
         if (current.built_in) throw conflict(`${current.slug} is a built-in engine: turn it off instead of deleting it`, { slug: current.slug });
@@ -286,10 +312,17 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
      * For the LLM proxy: the active LLM model an agent names (by id or slug; the default model for null), with what
      * it takes to call it. Undefined when the catalog has no such active model.
      */
-    async llmUpstream(reference: string | null) {
-      const row = await repo.findForPricing('llm', reference ?? undefined);
-      if (!row?.active) return undefined;
-      return { id: row.id, slug: row.slug, provider: row.provider, baseUrl: row.base_url, model: row.model, apiKey: row.api_key, updatedAt: row.updated_at };
+    llmUpstream(reference: string | null): Promise<LlmUpstream | undefined> {
+      const key = reference ?? '';
+      const now = clock.now().getTime();
+      const kept = upstreams.get(key);
+      if (kept && kept.until > now) return kept.model;
+      if (upstreams.size >= UPSTREAMS_KEPT) upstreams.clear();
+      const model = findUpstream(reference);
+      upstreams.set(key, { until: now + UPSTREAM_KEPT_MS, model });
+      // A failed lookup is not kept.
+      model.catch(() => upstreams.get(key)?.model === model && upstreams.delete(key));
+      return model;
     },
 
     /**

@@ -63,8 +63,8 @@ export function agentScriptOf(agent: Pick<TurnAgent, 'parts' | 'voicemail' | 'tr
 }
 
 /** The system prompt of a turn: every prompt part but the knowledge base, then the chunks retrieved for the turn. */
-export function turnSystemPrompt(agent: Pick<TurnAgent, 'parts'>, chunks: readonly RetrievedChunk[]): string {
-  const prompt = assembleSystemPrompt({ ...agent.parts, knowledgeBase: '' });
+export function turnSystemPrompt(agent: Pick<TurnAgent, 'parts'>, chunks: readonly RetrievedChunk[], assembled?: string): string {
+  const prompt = assembled ?? assembleSystemPrompt({ ...agent.parts, knowledgeBase: '' });
   if (chunks.length === 0) return prompt;
   const knowledge = chunks.map((chunk) => (chunk.heading ? `### ${chunk.heading}\n${chunk.content}` : chunk.content)).join('\n\n');
   return `${prompt ? `${prompt}\n\n` : ''}## Knowledge base\n${knowledge}`;
@@ -116,11 +116,24 @@ function toChatMessages(messages: ChatMessageIn[]): ChatMessage[] {
 }
 
 const UPSTREAM_CLIENTS_KEPT = 100;
+const PROMPTS_KEPT = 1_000;
 
 export function createLlmProxyService(deps: LlmProxyDeps) {
   const { config, clock, log, agents, knowledge, catalog, calls, defaultLlm } = deps;
   const playbook = createPlaybookLlm();
   const upstreamClients = new Map<string, LlmClient>();
+  // The prompt parts (knowledge aside) of an agent's version, assembled once: a version never changes.
+  const prompts = new Map<string, string>();
+  function promptOf(agent: Pick<TurnAgent, 'id' | 'version' | 'parts'>): string {
+    const key = `${agent.id}:${agent.version}`;
+    let prompt = prompts.get(key);
+    if (prompt === undefined) {
+      if (prompts.size >= PROMPTS_KEPT) prompts.clear();
+      prompt = assembleSystemPrompt({ ...agent.parts, knowledgeBase: '' });
+      prompts.set(key, prompt);
+    }
+    return prompt;
+  }
 
   /** The client of the agent's model (see the module comment). */
   async function clientFor(liveLlmId: string | null): Promise<LlmClient> {
@@ -141,7 +154,10 @@ export function createLlmProxyService(deps: LlmProxyDeps) {
     return client;
   }
 
-  async function retrieve(accountId: string, agentId: string, messages: readonly ChatMessage[]): Promise<RetrievedChunk[]> {
+  async function retrieve(accountId: string, agent: Pick<TurnAgent, 'id' | 'parts'>, messages: readonly ChatMessage[]): Promise<RetrievedChunk[]> {
+    // An agent without a knowledge base has nothing indexed: no lookup at all.
+    if (!agent.parts.knowledgeBase.trim()) return [];
+    const agentId = agent.id;
     const lastUser = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
     if (!lastUser.trim()) return [];
     try {
@@ -163,8 +179,8 @@ export function createLlmProxyService(deps: LlmProxyDeps) {
     request: ChatRequest,
   ): AsyncGenerator<ChatDelta> {
     const { accountId, agent, callId } = context;
-    const [chunks, client] = await Promise.all([retrieve(accountId, agent.id, request.messages), clientFor(agent.liveLlmId)]);
-    const messages: ChatMessage[] = [{ role: 'system', content: turnSystemPrompt(agent, chunks) }, ...request.messages];
+    const [chunks, client] = await Promise.all([retrieve(accountId, agent, request.messages), clientFor(agent.liveLlmId)]);
+    const messages: ChatMessage[] = [{ role: 'system', content: turnSystemPrompt(agent, chunks, promptOf(agent)) }, ...request.messages];
     let usage: TokenUsage | null = null;
     try {
       for await (const delta of client.chat({ ...request, messages, agent: request.agent ?? agentScriptOf(agent) })) {
