@@ -47,6 +47,9 @@ export interface TickResult {
   status: string;
 }
 
+/** Calls of the campaign allowed under way at once now: its maximum, lowered by the governor. */
+const concurrencyOf = (campaign: CampaignRow) => Math.max(1, Math.min(campaign.max_concurrency, Math.floor(campaign.pace_limit)));
+
 const rate = (figure: { abandoned: number; liveAnswered: number }) => (figure.liveAnswered === 0 ? 0 : figure.abandoned / figure.liveAnswered);
 
 export function createCampaignDialer(deps: DialerDeps) {
@@ -87,7 +90,7 @@ export function createCampaignDialer(deps: DialerDeps) {
   /** How many more calls the campaign may place now: its governed concurrency, its pace per minute, the account's limit. */
   async function capacity(campaign: CampaignRow): Promise<number> {
     const now = clock.now();
-    const concurrency = Math.max(1, Math.min(campaign.max_concurrency, Math.floor(campaign.pace_limit)));
+    const concurrency = concurrencyOf(campaign);
     const [inFlight, lastMinute, load] = await Promise.all([
       repo.inFlight(campaign.account_id, campaign.id),
       repo.dialedSince(campaign.account_id, campaign.id, new Date(now.getTime() - 60_000)),
@@ -165,11 +168,24 @@ export function createCampaignDialer(deps: DialerDeps) {
       const facts = await gateFacts(campaign, claimed, decidedAt);
       const firstTurn = await repo.takeNumberTurns(accountId, campaignId, claimed.length);
       let turn = firstTurn;
+      let stopped = false;
       for (const { contact_id } of claimed) {
+        if (stopped) {
+          await repo.setContact(accountId, campaignId, contact_id, { state: 'pending', claimed_at: null });
+          continue;
+        }
         const fact = facts.get(contact_id)!;
         const decision = gate(fact, { schedule: campaign.schedule, maxAttemptsPerContact: campaign.max_attempts_per_contact, config }, decidedAt);
         const caller = from[turn++ % from.length]!;
         await repo.transaction(async (tx) => {
+          // The campaign row is locked for each dial, so dial passes of one campaign take turns here: a pass that
+          // started before a pause or cancel dials nothing more, and two passes together never exceed the limit.
+          const current = await tx.findForUpdate(accountId, campaignId);
+          if (current?.status !== 'running' || (decision.allow && (await tx.inFlight(accountId, campaignId)) >= concurrencyOf(current))) {
+            stopped = true;
+            await tx.setContact(accountId, campaignId, contact_id, { state: 'pending', claimed_at: null });
+            return;
+          }
           const attemptId = await tx.decideAttempt(accountId, {
             id: newId(),
             campaignId,
@@ -210,7 +226,7 @@ export function createCampaignDialer(deps: DialerDeps) {
         });
       }
       campaign = (await repo.find(accountId, campaignId))!;
-      if (campaign.status !== 'running') break;
+      if (stopped || campaign.status !== 'running') break;
     }
     return result;
   }
