@@ -10,7 +10,8 @@ import { MEMBER_ROLES, roleMayTake, type MemberRole } from '../src/http/permissi
 import type { RegisteredRoute } from '../src/app.js';
 
 let t: TestApp;
-before(async () => (t = await buildTestApp()));
+// Every route is asked once without credentials: more than the anonymous per-minute limit allows.
+before(async () => (t = await buildTestApp({ env: { ANON_RATE_LIMIT_PER_MINUTE: '100000' } })));
 after(async () => t.close());
 
 /** A signed-in user with `role` in the owner's account (memberships are inserted until the team API exists). */

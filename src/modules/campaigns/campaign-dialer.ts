@@ -23,8 +23,6 @@ export const ABANDON_PAUSE_THRESHOLD = 0.035;
 /** The governor keeps the 30-day rate under this: it stops raising the pace from 2%, and dials one at a time from 3%. */
 export const ABANDON_TARGET = 0.03;
 const GOVERNOR_CAUTION = 0.02;
-/** A claim older than this belongs to a dialer that died before dialling. */
-const STALE_CLAIM_MS = 2 * 60_000;
 const DAY = 24 * 3600_000;
 
 export interface DialerDeps {
@@ -146,7 +144,7 @@ export function createCampaignDialer(deps: DialerDeps) {
     const result: TickResult = { dialed: 0, denied: 0, status: campaign?.status ?? 'missing' };
     if (!campaign || campaign.status !== 'running') return result;
     const now = clock.now();
-    await repo.releaseStaleClaims(accountId, campaignId, new Date(now.getTime() - STALE_CLAIM_MS));
+    await repo.releaseStaleClaims(accountId, campaignId, new Date(now.getTime() - config.claimTimeoutSeconds * 1000));
     if (await completeIfDone(campaign)) return { ...result, status: 'completed' };
     const agent = await deps.agents.forCall(accountId, campaign.agent_id);
     if (!agent || agent.status !== 'active') return result;

@@ -15,6 +15,7 @@ export const ScheduleInput = Type.Object(
     end: LocalTime,
   },
   {
+    title: 'CampaignScheduleInput',
     additionalProperties: false,
     description:
       "When to call, in the callee's local time (default Mon–Sat 09:00–20:00). Calls never go before 08:00 or after 21:00 local time, whatever the schedule says.",
@@ -26,11 +27,11 @@ const RetryRule = Type.Object(
     attempts: Int({ minimum: 0, maximum: 20, description: 'Retries after this outcome (0: none).' }),
     spacingMinutes: Int({ minimum: 1, maximum: 43_200, description: 'Minutes between attempts; the retry waits for the next calling window.' }),
   },
-  { additionalProperties: false },
+  { title: 'CampaignRetryRuleInput', additionalProperties: false },
 );
 export const RetryRulesInput = Type.Object(
   Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, Type.Optional(RetryRule)])) as Record<(typeof RETRY_OUTCOMES)[number], ReturnType<typeof Type.Optional<typeof RetryRule>>>,
-  { additionalProperties: false, description: 'Retries per outcome; an outcome left out is not retried.' },
+  { title: 'CampaignRetryRulesInput', additionalProperties: false, description: 'Retries per outcome; an outcome left out is not retried.' },
 );
 
 const Name = SingleLineText({ minLength: 1, maxLength: 200 });
@@ -77,7 +78,7 @@ export type UpdateCampaignInput = Static<typeof UpdateCampaignBody>;
 export const ListCampaignsQuery = Type.Object({ ...PageQuery, status: Type.Optional(CampaignStatus) }, { additionalProperties: false });
 export type ListCampaignsQuery = Static<typeof ListCampaignsQuery>;
 
-const RetryRuleOut = Type.Object({ attempts: Type.Integer(), spacingMinutes: Type.Integer() });
+const RetryRuleOut = Type.Object({ attempts: Type.Integer(), spacingMinutes: Type.Integer() }, { title: 'CampaignRetryRule' });
 
 export const Campaign = Type.Object({
   id: Uuid,
@@ -87,8 +88,8 @@ export const Campaign = Type.Object({
   fromNumberIds: Type.Array(Uuid),
   maxConcurrency: Type.Integer(),
   callsPerMinute: Type.Integer(),
-  schedule: Type.Object({ days: Type.Array(Type.String()), start: Type.String(), end: Type.String() }),
-  retryRules: Type.Object(Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, RetryRuleOut]))),
+  schedule: Type.Object({ days: Type.Array(Type.String()), start: Type.String(), end: Type.String() }, { title: 'CampaignSchedule' }),
+  retryRules: Type.Object(Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, RetryRuleOut])), { title: 'CampaignRetryRules' }),
   maxAttemptsPerContact: Type.Integer(),
   stopAt: Nullable(DateTime),
   voicemailAction: Type.Enum([...VOICEMAIL_ACTIONS]),
@@ -97,7 +98,7 @@ export const Campaign = Type.Object({
     Type.Object({
       reason: Type.Enum([...PAUSE_REASONS]),
       details: Type.Record(Type.String(), Type.Unknown()),
-    }, { description: 'Why a paused campaign is paused: manual, compliance (with the abandon-rate figures) or no_usable_number.' }),
+    }, { title: 'CampaignPause', description: 'Why a paused campaign is paused: manual, compliance (with the abandon-rate figures) or no_usable_number.' }),
   ),
   startedAt: Nullable(DateTime),
   completedAt: Nullable(DateTime),
@@ -107,11 +108,14 @@ export const Campaign = Type.Object({
 
 export const CampaignList = Type.Object({ campaigns: Type.Array(Campaign), ...PageFields });
 
-const Rate = Type.Object({
-  abandoned: Type.Integer(),
-  liveAnswered: Type.Integer(),
-  rate: Type.Number({ description: 'abandoned ÷ live-answered (0 without live-answered calls).' }),
-});
+const Rate = Type.Object(
+  {
+    abandoned: Type.Integer(),
+    liveAnswered: Type.Integer(),
+    rate: Type.Number({ description: 'abandoned ÷ live-answered (0 without live-answered calls).' }),
+  },
+  { title: 'CampaignAbandonRate' },
+);
 
 export const CampaignStats = Type.Object({
   campaignId: Uuid,
