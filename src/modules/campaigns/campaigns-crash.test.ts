@@ -42,6 +42,7 @@ async function startWorker(url: string): Promise<{ child: ChildProcess; exited: 
       CAMPAIGN_CLAIM_TIMEOUT_SECONDS: '5',
       CALLS_HEARTBEAT_STALE_SECONDS: '2',
       CALLS_MAX_CONCURRENT_PER_ACCOUNT: '20',
+      CALLS_PER_WORKER: '20',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -81,7 +82,7 @@ test('a worker killed with SIGKILL mid-campaign: every contact dialled exactly o
     agentId: account.agentId,
     contactListIds: [account.listId],
     schedule: everyDay,
-    maxConcurrency: 20,
+    maxConcurrency: 10,
     callsPerMinute: 10_000,
   });
 
