@@ -125,6 +125,8 @@ export interface CampaignsConfig {
   dialBatch: number;
   /** How often a running campaign's dialer wakes up. */
   tickSeconds: number;
+  /** Contacts claimed this long ago and not dialled belong to a dialer that died: they go back to the queue. */
+  claimTimeoutSeconds: number;
 }
 
 export interface Config {
@@ -386,6 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       abandonMinLiveAnswered: int(env, 'CAMPAIGN_ABANDON_MIN_LIVE_ANSWERED', 20, 1),
       dialBatch: int(env, 'CAMPAIGN_DIAL_BATCH', 20, 1),
       tickSeconds: int(env, 'CAMPAIGN_TICK_SECONDS', 2, 1),
+      claimTimeoutSeconds: int(env, 'CAMPAIGN_CLAIM_TIMEOUT_SECONDS', 120, 5),
     },
     numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };

@@ -126,6 +126,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     pricing: catalog,
     voice: createSimVoiceProvider({ clock, tts: providers.tts }),
     agentLlm: (context) => llmProxy.agentLlm(context),
+    campaignVoicemail: (context) => campaigns.voicemailActionOf(context.accountId, context.campaignId),
     tts: providers.tts,
     objects: providers.objects,
     broadcast: deps.broadcast,
@@ -141,6 +142,20 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     catalog,
     calls,
     defaultLlm: providers.llm,
+  });
+
+  const campaigns = createCampaignsService({
+    repo: createCampaignsRepo(db, outbox),
+    clock,
+    config,
+    owned,
+    jobs,
+    agents,
+    contacts,
+    dnc,
+    numbers,
+    calls,
+    log: log.child({ component: 'campaigns' }),
   });
 
   return {
@@ -166,19 +181,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     knowledge,
     llmProxy,
     webhooks: createWebhooksService({ repo: createWebhooksRepo(db, outbox), clock, config: config.webhooks, calls, publicOrigin: config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host}:${config.port}` }),
-    campaigns: createCampaignsService({
-      repo: createCampaignsRepo(db, outbox),
-      clock,
-      config,
-      owned,
-      jobs,
-      agents,
-      contacts,
-      dnc,
-      numbers,
-      calls,
-      log: log.child({ component: 'campaigns' }),
-    }),
+    campaigns,
   };
 }
 

@@ -10,7 +10,7 @@ import { MEMBER_ROLES, roleMayTake, type MemberRole } from '../src/http/permissi
 import type { RegisteredRoute } from '../src/app.js';
 
 let t: TestApp;
-// The walk sends hundreds of anonymous requests from one address: more than the per-address limit allows in a minute.
+// Every route is asked once without credentials: more than the anonymous per-minute limit allows.
 before(async () => (t = await buildTestApp({ env: { ANON_RATE_LIMIT_PER_MINUTE: '100000' } })));
 after(async () => t.close());
 

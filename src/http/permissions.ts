@@ -13,7 +13,7 @@ export const PERMISSIONS = {
   'calls.write': { minimum: 'member', meaning: 'Place calls and set their dispositions' },
   'agents.converse': { minimum: 'member', meaning: "Talk to an agent through the LLM proxy (charged to the named call)" },
   'contacts.write': { minimum: 'member', meaning: 'Import contact lists and change contacts' },
-  'campaigns.write': { minimum: 'member', meaning: 'Create, change, start and pause campaigns' },
+  'campaigns.write': { minimum: 'member', meaning: 'Create, change, start, pause and cancel campaigns' },
   'dnc.write': { minimum: 'member', meaning: 'Add and remove do-not-call entries' },
   'numbers.route': { minimum: 'member', meaning: 'Route phone numbers to agents and recheck their reputation' },
   'apiKeys.manage': { minimum: 'admin', meaning: 'Create and delete API keys' },

@@ -21,7 +21,7 @@ import type { TtsProvider } from '../../providers/tts/index.js';
 import type { VoiceProvider } from '../../providers/voice/index.js';
 import type { TxHandle, Outbox } from '../../db/repo.js';
 import type { CallsRepo, CallsTx } from './calls.repo.js';
-import type { AgentLlmForCalls, AgentsForCalls, ContactsForCalls, DispositionsForCalls, DncForCalls, NumbersForCalls, PricingForCalls } from './calls.ports.js';
+import type { AgentLlmForCalls, AgentsForCalls, CampaignVoicemailForCalls, ContactsForCalls, DispositionsForCalls, DncForCalls, NumbersForCalls, PricingForCalls } from './calls.ports.js';
 import type { AssetUrlQuery, DispositionBody, InboundCallBody, PlaceCallBody, PostCallBody, SignedAssetQuery } from './calls.schemas.js';
 import { LIVE_CALL_STATUSES } from './calls.tables.js';
 import { createCallLifecycle, type CallRecord, type CallReport } from './call-lifecycle.js';
@@ -43,6 +43,8 @@ export interface CallOperationsDeps {
   pricing: PricingForCalls;
   voice: VoiceProvider;
   agentLlm: AgentLlmForCalls;
+  /** The campaign's voicemail action for a campaign's call (none: the agent's). */
+  campaignVoicemail?: CampaignVoicemailForCalls;
   tts: TtsProvider;
   objects: ObjectStorage;
   broadcast: Broadcast;

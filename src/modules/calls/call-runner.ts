@@ -13,7 +13,7 @@ import type { ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
 import type { FarEndLine, FarEndParty, VoiceProvider } from '../../providers/voice/index.js';
 import type { CallsRepo } from './calls.repo.js';
-import type { AgentLlmForCalls, ContactsForCalls } from './calls.ports.js';
+import type { AgentLlmForCalls, CallAgent, CampaignVoicemailForCalls, ContactsForCalls } from './calls.ports.js';
 import type { CallUsage } from './calls.tables.js';
 import type { CallLifecycle, CallRecord, CallReport } from './call-lifecycle.js';
 import { converse, type ConversationResult } from './call-conversation.js';
@@ -29,6 +29,7 @@ export interface RunnerDeps {
   contacts: ContactsForCalls;
   voice: VoiceProvider;
   agentLlm: AgentLlmForCalls;
+  campaignVoicemail?: CampaignVoicemailForCalls;
   tts: TtsProvider;
   objects: ObjectStorage;
   clock: Clock;
@@ -169,6 +170,13 @@ export function createCallRunner(deps: RunnerDeps) {
     };
   }
 
+  /** A campaign's call does at an answering machine what its campaign says (leaving the agent's message, or not). */
+  async function withCampaignVoicemail(accountId: string, call: CallRecord, agent: CallAgent): Promise<CallAgent> {
+    if (!call.campaign_id || !deps.campaignVoicemail) return agent;
+    const action = await deps.campaignVoicemail({ accountId, campaignId: call.campaign_id });
+    return action ? { ...agent, voicemail: { ...agent.voicemail, action } } : agent;
+  }
+
   return {
     /** Runs the call if it can start now (see lifecycle.claim); resolves when it has ended. */
     async run(accountId: string, callId: string): Promise<{ started: boolean; status?: string }> {
@@ -188,7 +196,7 @@ export function createCallRunner(deps: RunnerDeps) {
       beat.unref();
       let report: CallReport;
       try {
-        report = await conduct(accountId, claimed.call, claimed.agent, control, usage);
+        report = await conduct(accountId, claimed.call, await withCampaignVoicemail(accountId, claimed.call, claimed.agent), control, usage);
       } catch (error) {
         log.error({ err: error, callId }, 'call failed');
         const reason = `error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500);

@@ -23,8 +23,6 @@ export const ABANDON_PAUSE_THRESHOLD = 0.035;
 /** The governor keeps the 30-day rate under this: it stops raising the pace from 2%, and dials one at a time from 3%. */
 export const ABANDON_TARGET = 0.03;
 const GOVERNOR_CAUTION = 0.02;
-/** A claim older than this belongs to a dialer that died before dialling. */
-const STALE_CLAIM_MS = 2 * 60_000;
 const DAY = 24 * 3600_000;
 
 export interface DialerDeps {
@@ -46,6 +44,9 @@ export interface TickResult {
   denied: number;
   status: string;
 }
+
+/** Calls of the campaign allowed under way at once now: its maximum, lowered by the governor. */
+const concurrencyOf = (campaign: CampaignRow) => Math.max(1, Math.min(campaign.max_concurrency, Math.floor(campaign.pace_limit)));
 
 const rate = (figure: { abandoned: number; liveAnswered: number }) => (figure.liveAnswered === 0 ? 0 : figure.abandoned / figure.liveAnswered);
 
@@ -87,7 +88,7 @@ export function createCampaignDialer(deps: DialerDeps) {
   /** How many more calls the campaign may place now: its governed concurrency, its pace per minute, the account's limit. */
   async function capacity(campaign: CampaignRow): Promise<number> {
     const now = clock.now();
-    const concurrency = Math.max(1, Math.min(campaign.max_concurrency, Math.floor(campaign.pace_limit)));
+    const concurrency = concurrencyOf(campaign);
     const [inFlight, lastMinute, load] = await Promise.all([
       repo.inFlight(campaign.account_id, campaign.id),
       repo.dialedSince(campaign.account_id, campaign.id, new Date(now.getTime() - 60_000)),
@@ -143,7 +144,7 @@ export function createCampaignDialer(deps: DialerDeps) {
     const result: TickResult = { dialed: 0, denied: 0, status: campaign?.status ?? 'missing' };
     if (!campaign || campaign.status !== 'running') return result;
     const now = clock.now();
-    await repo.releaseStaleClaims(accountId, campaignId, new Date(now.getTime() - STALE_CLAIM_MS));
+    await repo.releaseStaleClaims(accountId, campaignId, new Date(now.getTime() - config.claimTimeoutSeconds * 1000));
     if (await completeIfDone(campaign)) return { ...result, status: 'completed' };
     const agent = await deps.agents.forCall(accountId, campaign.agent_id);
     if (!agent || agent.status !== 'active') return result;
@@ -165,11 +166,24 @@ export function createCampaignDialer(deps: DialerDeps) {
       const facts = await gateFacts(campaign, claimed, decidedAt);
       const firstTurn = await repo.takeNumberTurns(accountId, campaignId, claimed.length);
       let turn = firstTurn;
+      let stopped = false;
       for (const { contact_id } of claimed) {
+        if (stopped) {
+          await repo.setContact(accountId, campaignId, contact_id, { state: 'pending', claimed_at: null });
+          continue;
+        }
         const fact = facts.get(contact_id)!;
         const decision = gate(fact, { schedule: campaign.schedule, maxAttemptsPerContact: campaign.max_attempts_per_contact, config }, decidedAt);
         const caller = from[turn++ % from.length]!;
         await repo.transaction(async (tx) => {
+          // The campaign row is locked for each dial, so dial passes of one campaign take turns here: a pass that
+          // started before a pause or cancel dials nothing more, and two passes together never exceed the limit.
+          const current = await tx.findForUpdate(accountId, campaignId);
+          if (current?.status !== 'running' || (decision.allow && (await tx.inFlight(accountId, campaignId)) >= concurrencyOf(current))) {
+            stopped = true;
+            await tx.setContact(accountId, campaignId, contact_id, { state: 'pending', claimed_at: null });
+            return;
+          }
           const attemptId = await tx.decideAttempt(accountId, {
             id: newId(),
             campaignId,
@@ -210,7 +224,7 @@ export function createCampaignDialer(deps: DialerDeps) {
         });
       }
       campaign = (await repo.find(accountId, campaignId))!;
-      if (campaign.status !== 'running') break;
+      if (stopped || campaign.status !== 'running') break;
     }
     return result;
   }

@@ -40,6 +40,19 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     { config: { access: write }, schema: { tags, summary: 'Pause a running campaign at once: no new dials, calls under way finish', params: IdParams, response: responses(Campaign) } },
     async (req) => campaigns.pause(req.auth, req.params.id),
   );
+  app.post(
+    '/campaigns/:id/cancel',
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Cancel a draft, running or paused campaign for good: contacts not yet called are not called, calls under way finish',
+        params: IdParams,
+        response: responses(Campaign),
+      },
+    },
+    async (req) => campaigns.cancel(req.auth, req.params.id),
+  );
   app.get(
     '/campaigns/:id/stats',
     { config: { access: read }, schema: { tags, summary: 'Campaign statistics: outcomes, abandon rates, gate denials, cost, progress', params: IdParams, response: responses(CampaignStats) } },

@@ -27,11 +27,11 @@ const RetryRule = Type.Object(
     attempts: Int({ minimum: 0, maximum: 20, description: 'Retries after this outcome (0: none).' }),
     spacingMinutes: Int({ minimum: 1, maximum: 43_200, description: 'Minutes between attempts; the retry waits for the next calling window.' }),
   },
-  { title: 'RetryRuleInput', additionalProperties: false },
+  { title: 'CampaignRetryRuleInput', additionalProperties: false },
 );
 export const RetryRulesInput = Type.Object(
   Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, Type.Optional(RetryRule)])) as Record<(typeof RETRY_OUTCOMES)[number], ReturnType<typeof Type.Optional<typeof RetryRule>>>,
-  { title: 'RetryRulesInput', additionalProperties: false, description: 'Retries per outcome; an outcome left out is not retried.' },
+  { title: 'CampaignRetryRulesInput', additionalProperties: false, description: 'Retries per outcome; an outcome left out is not retried.' },
 );
 
 const Name = SingleLineText({ minLength: 1, maxLength: 200 });
@@ -78,7 +78,7 @@ export type UpdateCampaignInput = Static<typeof UpdateCampaignBody>;
 export const ListCampaignsQuery = Type.Object({ ...PageQuery, status: Type.Optional(CampaignStatus) }, { additionalProperties: false });
 export type ListCampaignsQuery = Static<typeof ListCampaignsQuery>;
 
-const RetryRuleOut = Type.Object({ attempts: Type.Integer(), spacingMinutes: Type.Integer() }, { title: 'RetryRule', description: 'How many retries an outcome gets, and how far apart.' });
+const RetryRuleOut = Type.Object({ attempts: Type.Integer(), spacingMinutes: Type.Integer() }, { title: 'CampaignRetryRule' });
 
 export const Campaign = Type.Object({
   id: Uuid,
@@ -88,8 +88,8 @@ export const Campaign = Type.Object({
   fromNumberIds: Type.Array(Uuid),
   maxConcurrency: Type.Integer(),
   callsPerMinute: Type.Integer(),
-  schedule: Type.Object({ days: Type.Array(Type.String()), start: Type.String(), end: Type.String() }, { title: 'CampaignSchedule', description: "Days of the week and the start and end times, in the callee's local time." }),
-  retryRules: Type.Object(Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, RetryRuleOut])), { title: 'RetryRules', description: 'Retries per outcome.' }),
+  schedule: Type.Object({ days: Type.Array(Type.String()), start: Type.String(), end: Type.String() }, { title: 'CampaignSchedule' }),
+  retryRules: Type.Object(Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, RetryRuleOut])), { title: 'CampaignRetryRules' }),
   maxAttemptsPerContact: Type.Integer(),
   stopAt: Nullable(DateTime),
   voicemailAction: Type.Enum([...VOICEMAIL_ACTIONS]),
@@ -104,15 +104,18 @@ export const Campaign = Type.Object({
   completedAt: Nullable(DateTime),
   createdAt: DateTime,
   updatedAt: DateTime,
-}, { title: 'Campaign', description: 'A campaign: who it calls, with which agent and numbers, when, how fast, and its state.' });
+});
 
-export const CampaignList = Type.Object({ campaigns: Type.Array(Campaign), ...PageFields }, { title: 'CampaignPage' });
+export const CampaignList = Type.Object({ campaigns: Type.Array(Campaign), ...PageFields });
 
-const Rate = Type.Object({
-  abandoned: Type.Integer(),
-  liveAnswered: Type.Integer(),
-  rate: Type.Number({ description: 'abandoned ÷ live-answered (0 without live-answered calls).' }),
-}, { title: 'AbandonRate', description: 'Abandoned and live-answered calls over a period, and their ratio.' });
+const Rate = Type.Object(
+  {
+    abandoned: Type.Integer(),
+    liveAnswered: Type.Integer(),
+    rate: Type.Number({ description: 'abandoned ÷ live-answered (0 without live-answered calls).' }),
+  },
+  { title: 'CampaignAbandonRate' },
+);
 
 export const CampaignStats = Type.Object({
   campaignId: Uuid,

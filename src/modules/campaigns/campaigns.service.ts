@@ -1,5 +1,5 @@
 /**
- * Campaigns: the resource (create, read, update, start, pause, stats) and its dialer. States: draft -> running <->
+ * Campaigns: the resource (create, read, update, start, pause, cancel, stats) and its dialer. States: draft -> running <->
  * paused -> completed, and cancelled. A paused campaign records why (manual, compliance with its figures, or no
  * usable caller number).
  */
@@ -247,6 +247,21 @@ export function createCampaignsService(deps: CampaignsDeps) {
       return toCampaign(row);
     },
 
+    /**
+     * Ends a draft, running or paused campaign for good: nothing more is dialled (a dial pass under way checks the
+     * state before each dial), calls under way finish and their outcomes are still counted.
+     */
+    async cancel(auth: Auth, id: string) {
+      await requireCampaign(auth, id);
+      const row = await repo.transaction(async (tx) => {
+        const current = await tx.findForUpdate(auth.accountId, id);
+        if (!current) throw notFound('Campaign');
+        if (current.status !== 'draft' && current.status !== 'running' && current.status !== 'paused') throw conflict(current, 'cancelled');
+        return tx.update(auth.accountId, id, { status: 'cancelled', paused_reason: null, paused_details: null, updated_at: clock.now() });
+      });
+      return toCampaign(row);
+    },
+
     async stats(auth: Auth, id: string) {
       const campaign = await requireCampaign(auth, id);
       const now = clock.now();
@@ -320,6 +335,11 @@ export function createCampaignsService(deps: CampaignsDeps) {
       const running = await repo.runningCampaigns();
       for (const { id, account_id } of running) await wake(account_id, id);
       return { running: running.length };
+    },
+
+    /** What the campaign's calls do at an answering machine (null for a campaign that is gone). */
+    async voicemailActionOf(accountId: string, campaignId: string) {
+      return (await repo.find(accountId, campaignId))?.voicemail_action ?? null;
     },
 
     /** For tests and tools: one dial pass now, without scheduling the next. */

@@ -118,6 +118,7 @@ test('states: transitions, 409s naming the state, safe changes while running, ba
     ['PATCH', `/campaigns/${campaign.id}`],
     ['POST', `/campaigns/${campaign.id}/start`],
     ['POST', `/campaigns/${campaign.id}/pause`],
+    ['POST', `/campaigns/${campaign.id}/cancel`],
     ['GET', `/campaigns/${campaign.id}/stats`],
   ] as const) {
     response = await theirs.send(method, path, method === 'PATCH' ? { callsPerMinute: 1 } : undefined);
@@ -170,4 +171,47 @@ test('retries by outcome, caller numbers in rotation, a number with a bad reputa
   const read = await asRested.ok('GET', `/campaigns/${second.id}`);
   assert.equal(read.pause.reason, 'no_usable_number');
   assert.equal((await asRested.ok('GET', `/calls?campaignId=${second.id}`)).total, 0);
+});
+
+test("cancel: contacts still queued are never dialled, 409s naming the state; the campaign's voicemail action wins over the agent's", async () => {
+  at('2026-03-03T14:30:00Z'); // Tuesday 09:30 in New York, 06:30 in Los Angeles
+  const voicemailInNewYork = '+12125550105';
+  const laterInLosAngeles = ['+14155550125', '+14155550135'];
+  const account = await dialingAccount(kit.t, [voicemailInNewYork, ...laterInLosAngeles]);
+  const { ok, send } = api(kit.t, account.user);
+  // The agent hangs up at an answering machine; its campaign leaves the agent's message.
+  const message = 'Hi, this is Sally from Acme. Please call us back.';
+  await ok('PATCH', `/agents/${account.agentId}`, { voicemail: { message } });
+  const campaign = await ok('POST', '/campaigns', { name: 'Cancelled', agentId: account.agentId, contactListIds: [account.listId], voicemailAction: 'leave_message' });
+  await ok('POST', `/campaigns/${campaign.id}/start`);
+  await waitForStats(kit.t, account.user, campaign.id, (s) => s.counts.voicemail === 1 && s.gateDenials.outside_window === 2 && s.contacts.inCall === 0);
+
+  const cancelled = await ok('POST', `/campaigns/${campaign.id}/cancel`);
+  assert.equal(cancelled.status, 'cancelled');
+  assert.equal(cancelled.pause, null);
+  for (const action of ['cancel', 'start', 'pause']) {
+    const response = await send('POST', `/campaigns/${campaign.id}/${action}`);
+    assert.equal(response.statusCode, 409, action);
+    assert.equal(errorBody(response).details.status, 'cancelled');
+    assert.match(errorBody(response).message, /cancelled/);
+  }
+  assert.equal((await send('PATCH', `/campaigns/${campaign.id}`, { callsPerMinute: 5 })).statusCode, 409);
+
+  // 09:05 in Los Angeles: its contacts are due, and a dial pass dials none of them.
+  at('2026-03-03T17:05:00Z');
+  assert.deepEqual(await kit.t.services.campaigns.tick(account.user.accountId, campaign.id), { dialed: 0, denied: 0, status: 'cancelled' });
+  const stats = await ok('GET', `/campaigns/${campaign.id}/stats`);
+  assert.equal(stats.status, 'cancelled');
+  assert.equal(stats.counts.dialed, 1);
+  assert.equal(stats.contacts.dueNow, 2);
+  const calls = await ok('GET', `/calls?campaignId=${campaign.id}`);
+  assert.equal(calls.total, 1);
+  const call = await ok('GET', `/calls/${calls.calls[0].id}`);
+  assert.equal(call.endReason, 'voicemail');
+  assert.deepEqual(call.transcript.filter((turn: { speaker: string }) => turn.speaker === 'agent').map((turn: { text: string }) => turn.text), [message]);
+  assert.equal((await ok('GET', '/campaigns?status=cancelled')).total, 1);
+
+  // A draft can be cancelled too.
+  const draft = await ok('POST', '/campaigns', { name: 'Never', agentId: account.agentId, contactListIds: [account.listId] });
+  assert.equal((await ok('POST', `/campaigns/${draft.id}/cancel`)).status, 'cancelled');
 });
