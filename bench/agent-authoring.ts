@@ -41,7 +41,11 @@ async function main() {
   const { createLocalStorage } = await import('../src/providers/storage/index.js');
   const { createVoicesService } = await import('../src/modules/voices/voices.service.js');
 
-  console.log(`load average before: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average before: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
   const definitions = AGENT_TEMPLATES.map((template) => renderTemplate(template, {}));
   const size = definitions.reduce((sum, d) => sum + assembleSystemPrompt(d).length, 0) / definitions.length;
   console.log(`templates: ${definitions.length}, mean system prompt ${size.toFixed(0)} characters`);
@@ -49,15 +53,22 @@ async function main() {
   const FLOOR = /\b(password|card number|guarantee)\b/i;
   let sink = 0;
   for (let warm = 0; warm < 50; warm++) for (const d of definitions) sink += runSafetyRules(d).length;
-  const baseline = time(ROUNDS, () => {
-    for (const d of definitions) for (const line of assembleSystemPrompt(d).split('\n')) if (FLOOR.test(line)) sink++;
-  }) / definitions.length;
-  const rules = time(ROUNDS, () => {
-    for (const d of definitions) sink += runSafetyRules(d).length;
-  }) / definitions.length;
-  console.log(`safety rules: ${us(rules)} per check; baseline (assemble + one regex per line) ${us(baseline)}; ratio ${(rules / baseline).toFixed(1)}x`);
+  const baseline =
+    time(ROUNDS, () => {
+      for (const d of definitions) for (const line of assembleSystemPrompt(d).split('\n')) if (FLOOR.test(line)) sink++;
+    }) / definitions.length;
+  const rules =
+    time(ROUNDS, () => {
+      for (const d of definitions) sink += runSafetyRules(d).length;
+    }) / definitions.length;
+  console.log(
+    `safety rules: ${us(rules)} per check; baseline (assemble + one regex per line) ${us(baseline)}; ratio ${(rules / baseline).toFixed(1)}x`,
+  );
 
-  const input = { businessDescription: 'Harbor Family Dentistry is a dental practice in Portland.', goal: 'Book cleanings and check-ups.' };
+  const input = {
+    businessDescription: 'Harbor Family Dentistry is a dental practice in Portland.',
+    goal: 'Book cleanings and check-ups.',
+  };
   const draft = time(ROUNDS, () => {
     const { definition } = generateOffline(input);
     sink += runSafetyRules(definition).length;
@@ -87,13 +98,21 @@ async function main() {
     const file = join(dir, 'voice-samples', 'espeak-ng', 'en-us.wav');
     const raw = await timeAsync(SAMPLES, async () => readFileSync(file));
     const bytes = readFileSync(file).length;
-    console.log(`voice sample (${(bytes / 1024).toFixed(0)} KiB WAV): first request ${render.toFixed(1)} ms (renders + stores), cached ${cached.toFixed(2)} ms, fs.readFile ${raw.toFixed(2)} ms`);
-    console.log(`  render / cached ${(render / cached).toFixed(0)}x; cached / readFile ${(cached / raw).toFixed(1)}x (the cached path also lists the voices)`);
+    console.log(
+      `voice sample (${(bytes / 1024).toFixed(0)} KiB WAV): first request ${render.toFixed(1)} ms (renders + stores), cached ${cached.toFixed(2)} ms, fs.readFile ${raw.toFixed(2)} ms`,
+    );
+    console.log(
+      `  render / cached ${(render / cached).toFixed(0)}x; cached / readFile ${(cached / raw).toFixed(1)}x (the cached path also lists the voices)`,
+    );
   } finally {
     await tts.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`load average after: ${loadavg().map((n) => n.toFixed(2)).join(' ')}  (sink ${sink > 0 ? 'ok' : '0'})`);
+  console.log(
+    `load average after: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}  (sink ${sink > 0 ? 'ok' : '0'})`,
+  );
 }
 
 await main();

@@ -50,13 +50,17 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 const ms = (value: number) => `${value.toFixed(2)} ms`;
-const load = () => loadavg().map((value) => value.toFixed(1)).join(' / ');
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' / ');
 
 const AGENT = {
   name: 'Bench Betty',
   status: 'active',
   firstMessage: 'Hi, this is Betty from Acme. Do you have a minute?',
-  playbook: '1. Say "We help teams book more demos with AI phone agents."\n2. Ask "Would you like a short demo next week?"',
+  playbook:
+    '1. Say "We help teams book more demos with AI phone agents."\n2. Ask "Would you like a short demo next week?"',
   faq: 'How much does it cost? It starts at 49 dollars a month.',
   objections: 'too expensive -> "Most teams earn it back in the first month."',
   closers: '"Great, I will send you an invite."',
@@ -100,7 +104,8 @@ async function runCalls(options: RunOptions) {
     now: () => new Date(startMs + (performance.now() - origin) * SPEEDUP),
     async sleep(duration: number, signal?: AbortSignal) {
       const previous = signal ? lastSleep.get(signal) : undefined;
-      if (previous && previous.ms !== PAUSE_MS && duration === PAUSE_MS) turnGaps.push(performance.now() - previous.endedAt);
+      if (previous && previous.ms !== PAUSE_MS && duration === PAUSE_MS)
+        turnGaps.push(performance.now() - previous.endedAt);
       await wait(Math.max(0, duration) / SPEEDUP, undefined, signal ? { signal } : undefined);
       if (signal) lastSleep.set(signal, { endedAt: performance.now(), ms: duration });
     },
@@ -142,20 +147,36 @@ async function runCalls(options: RunOptions) {
 
   const { app, services } = await buildApp({ config, ...infra, clock, logger: false });
   await app.ready();
-  const workers = await startJobWorkers({ db: infra.database.db, services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  const workers = await startJobWorkers({
+    db: infra.database.db,
+    services,
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
 
   const send = async (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Record<string, string> = {}) => {
-    const response = await app.inject({ method, url: `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+    const response = await app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
     if (response.statusCode !== 200) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
     return response.json();
   };
-  const registered = await app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'bench@example.com', password: 'correct horse battery' } });
+  const registered = await app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email: 'bench@example.com', password: 'correct horse battery' },
+  });
   const cookie = `vsid=${registered.cookies.find((c) => c.name === 'vsid')!.value}`;
   const { key } = await send('POST', '/api-keys', { name: 'bench' }, { cookie });
   const auth = { authorization: `Bearer ${key}` };
   const agent = await send('POST', '/agents', AGENT, auth);
   await send('POST', '/phone-numbers', { number: '+14155559990' }, auth);
-  const csv = ['First Name,Phone', ...Array.from({ length: options.calls }, (_, i) => `Person${i},${phoneOf(i)}`)].join('\n');
+  const csv = ['First Name,Phone', ...Array.from({ length: options.calls }, (_, i) => `Person${i},${phoneOf(i)}`)].join(
+    '\n',
+  );
   const imported = await app.inject({
     method: 'POST',
     url: '/api/v1/contact-lists?name=Bench&defaultCountry=US',
@@ -163,7 +184,8 @@ async function runCalls(options: RunOptions) {
     payload: csv,
   });
   if (imported.statusCode !== 200) throw new Error(imported.body);
-  const contacts = (await send('GET', `/contacts?listId=${imported.json().listId}&limit=500`, undefined, auth)).contacts as Array<{ id: string }>;
+  const contacts = (await send('GET', `/contacts?listId=${imported.json().listId}&limit=500`, undefined, auth))
+    .contacts as Array<{ id: string }>;
 
   // What the idle worker pool costs (one pg-boss polling loop per call slot), before any call.
   const idleBefore = process.cpuUsage();
@@ -177,18 +199,22 @@ async function runCalls(options: RunOptions) {
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const callIds: string[] = [];
-  for (const contact of contacts) callIds.push((await send('POST', `/crm/contacts/${contact.id}/call`, { agentId: agent.id }, auth)).callId);
+  for (const contact of contacts)
+    callIds.push((await send('POST', `/crm/contacts/${contact.id}/call`, { agentId: agent.id }, auth)).callId);
   const outcomes = new Map<string, string>();
   while (outcomes.size < callIds.length) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const page = await send('GET', `/calls?limit=500`, undefined, auth);
-    for (const call of page.calls as Array<{ id: string; status: string }>) if (FINAL.has(call.status)) outcomes.set(call.id, call.status);
+    for (const call of page.calls as Array<{ id: string; status: string }>)
+      if (FINAL.has(call.status)) outcomes.set(call.id, call.status);
   }
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
   const detail = await send('GET', `/calls/${callIds[0]}`, undefined, auth);
-  const durations = ((await send('GET', '/calls?limit=500', undefined, auth)).calls as Array<{ durationSeconds: number | null }>).map((c) => c.durationSeconds ?? 0);
+  const durations = (
+    (await send('GET', '/calls?limit=500', undefined, auth)).calls as Array<{ durationSeconds: number | null }>
+  ).map((c) => c.durationSeconds ?? 0);
 
   await workers.stop(10_000);
   await app.close();
@@ -267,21 +293,36 @@ async function main() {
 
   const engine = await runCalls({ calls: CALLS, tts: 'none' });
   const minutes = engine.wallMs / 60_000;
-  console.log(`  ${engine.outcomes.length} calls ended (${engine.completed} completed) in ${(engine.wallMs / 1000).toFixed(1)} s wall`);
-  console.log(`  calls completed per minute (wall, clock x${SPEEDUP}): ${(engine.completed / minutes).toFixed(0)}; mean call ${engine.meanDurationSeconds.toFixed(0)} s simulated, ${engine.sampleTurns} turns`);
-  console.log(`  engine turn latency (${engine.turnGaps.length} turns): p50 ${ms(percentile(engine.turnGaps, 50))}, p99 ${ms(percentile(engine.turnGaps, 99))}`);
-  console.log(`  LLM (playbook) per agent turn (${engine.llmTimes.length}): p50 ${ms(percentile(engine.llmTimes, 50))}, p99 ${ms(percentile(engine.llmTimes, 99))}`);
-  console.log(`  idle before the run (workers polling for ${process.env.CALLS_PER_WORKER ?? CALLS} call slots): ${(100 * engine.idleCpuShare).toFixed(0)}% of one core`);
-  console.log(`  peak RSS ${(engine.peakRss / 2 ** 20).toFixed(0)} MiB; CPU ${(engine.cpuMs / 1000).toFixed(1)} s over ${(engine.wallMs / 1000).toFixed(1)} s (${((100 * engine.cpuMs) / engine.wallMs).toFixed(0)}% of one core); load ${load()}`);
+  console.log(
+    `  ${engine.outcomes.length} calls ended (${engine.completed} completed) in ${(engine.wallMs / 1000).toFixed(1)} s wall`,
+  );
+  console.log(
+    `  calls completed per minute (wall, clock x${SPEEDUP}): ${(engine.completed / minutes).toFixed(0)}; mean call ${engine.meanDurationSeconds.toFixed(0)} s simulated, ${engine.sampleTurns} turns`,
+  );
+  console.log(
+    `  engine turn latency (${engine.turnGaps.length} turns): p50 ${ms(percentile(engine.turnGaps, 50))}, p99 ${ms(percentile(engine.turnGaps, 99))}`,
+  );
+  console.log(
+    `  LLM (playbook) per agent turn (${engine.llmTimes.length}): p50 ${ms(percentile(engine.llmTimes, 50))}, p99 ${ms(percentile(engine.llmTimes, 99))}`,
+  );
+  console.log(
+    `  idle before the run (workers polling for ${process.env.CALLS_PER_WORKER ?? CALLS} call slots): ${(100 * engine.idleCpuShare).toFixed(0)}% of one core`,
+  );
+  console.log(
+    `  peak RSS ${(engine.peakRss / 2 ** 20).toFixed(0)} MiB; CPU ${(engine.cpuMs / 1000).toFixed(1)} s over ${(engine.wallMs / 1000).toFixed(1)} s (${((100 * engine.cpuMs) / engine.wallMs).toFixed(0)}% of one core); load ${load()}`,
+  );
 
   if (LLM_TURNS === 0) return;
   const llm = await llmLayer();
   console.log(`LLM layer, ${LLM_TURNS} turns each, interleaved; load ${load()}`);
-  for (const [name, times] of Object.entries(llm)) console.log(`  ${name.padEnd(6)} p50 ${ms(percentile(times, 50))}, p99 ${ms(percentile(times, 99))}`);
+  for (const [name, times] of Object.entries(llm))
+    console.log(`  ${name.padEnd(6)} p50 ${ms(percentile(times, 50))}, p99 ${ms(percentile(times, 99))}`);
   const layerP50 = percentile(llm.layer!, 50);
   for (const direct of ['fetch', 'undici']) {
     const p50 = percentile(llm[direct]!, 50);
-    console.log(`  added by the layer at p50 over ${direct}: ${ms(layerP50 - p50)} (goal < 5 ms); ratio ${(layerP50 / p50).toFixed(2)}`);
+    console.log(
+      `  added by the layer at p50 over ${direct}: ${ms(layerP50 - p50)} (goal < 5 ms); ratio ${(layerP50 / p50).toFixed(2)}`,
+    );
   }
 
   if (TTS_CALLS === 0) return;
@@ -290,7 +331,9 @@ async function main() {
   const cpuUsed = process.cpuUsage(cpuBefore);
   const cpuMs = (cpuUsed.user + cpuUsed.system) / 1000;
   const { speech } = spoken;
-  console.log(`TTS (espeak-ng), ${TTS_CALLS} calls: ${speech.utterances} utterances, ${speech.audioSeconds.toFixed(1)} s of audio; load ${load()}`);
+  console.log(
+    `TTS (espeak-ng), ${TTS_CALLS} calls: ${speech.utterances} utterances, ${speech.audioSeconds.toFixed(1)} s of audio; load ${load()}`,
+  );
   console.log(`  synthesis wall time per second of audio: ${ms(speech.wallMs / speech.audioSeconds)}`);
   console.log(`  process CPU (whole run, all threads) per second of audio: ${ms(cpuMs / speech.audioSeconds)}`);
 }
@@ -306,7 +349,9 @@ function llmServer() {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const word of words) res.write(chunk({ content: `${word} ` }, null));
       res.write(chunk({}, 'stop'));
-      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [], usage: { prompt_tokens: 120, completion_tokens: words.length } })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [], usage: { prompt_tokens: 120, completion_tokens: words.length } })}\n\n`,
+      );
       res.end('data: [DONE]\n\n');
     });
   });

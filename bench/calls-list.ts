@@ -62,7 +62,8 @@ interface Measured {
 }
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const seconds = (start: number) => `${((performance.now() - start) / 1000).toFixed(1)} s`;
 
 /** Agents, contacts and a year of calls in one account, by generate_series; a fixed seed keeps runs comparable. */
@@ -128,11 +129,21 @@ async function loadApp(url: string, apiKey: string, duration: number): Promise<M
     workers: 1,
     headers: { authorization: `Bearer ${apiKey}` },
   });
-  return { rps: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors };
+  return {
+    rps: result.requests.total / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: result.non2xx + result.errors,
+  };
 }
 
 /** The baseline: the endpoint's page SQL, straight through pg, from CONNECTIONS clients at once. */
-async function loadDirect(databaseUrl: string, text: string, values: readonly unknown[], duration: number): Promise<Measured> {
+async function loadDirect(
+  databaseUrl: string,
+  text: string,
+  values: readonly unknown[],
+  duration: number,
+): Promise<Measured> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS });
   const latencies: number[] = [];
   try {
@@ -167,7 +178,13 @@ interface RecordedQuery {
  * the request runs: the API-key lookup (unless the app caches resolved keys, as it does with Redis or PGlite),
  * then the page and `total` (which the service sends at the same time).
  */
-async function recordEndpointSql(databaseUrl: string, apiKey: string, accountId: string, filters: CallFilters, keyLookupPerRequest: boolean) {
+async function recordEndpointSql(
+  databaseUrl: string,
+  apiKey: string,
+  accountId: string,
+  filters: CallFilters,
+  keyLookupPerRequest: boolean,
+) {
   const recorded: RecordedQuery[] = [];
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const recorder = new Kysely<Database>({
@@ -187,7 +204,12 @@ async function recordEndpointSql(databaseUrl: string, apiKey: string, accountId:
 }
 
 /** The full baseline: one request's statements in the request's order, from CONNECTIONS loops over a pool of `poolSize`. */
-async function loadDirectRequest(databaseUrl: string, statements: Awaited<ReturnType<typeof recordEndpointSql>>, poolSize: number, duration: number): Promise<Measured> {
+async function loadDirectRequest(
+  databaseUrl: string,
+  statements: Awaited<ReturnType<typeof recordEndpointSql>>,
+  poolSize: number,
+  duration: number,
+): Promise<Measured> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   const latencies: number[] = [];
   try {
@@ -215,14 +237,20 @@ async function loadDirectRequest(databaseUrl: string, statements: Awaited<Return
  * A bare node:http server that sends the same statements through pg (same pool size) and answers the rows as
  * JSON: the floor for serving this SQL over HTTP on this machine, with the load generator taking the same CPU.
  */
-async function startBareHttp(databaseUrl: string, statements: Awaited<ReturnType<typeof recordEndpointSql>>, poolSize: number) {
+async function startBareHttp(
+  databaseUrl: string,
+  statements: Awaited<ReturnType<typeof recordEndpointSql>>,
+  poolSize: number,
+) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   // Handlers still running: the load generator hangs up at its deadline with requests in flight, and a handler
   // may be between its two steps (key lookup, then page and total) when that happens.
   const inFlight = new Set<Promise<void>>();
   const answer = async (res: ServerResponse) => {
     if (statements.lookup) await pool.query(statements.lookup.sql, statements.lookup.parameters as unknown[]);
-    const [page, total] = await Promise.all(statements.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])));
+    const [page, total] = await Promise.all(
+      statements.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])),
+    );
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ calls: page!.rows, total: total?.rows[0], limit: 25, offset: 0 }));
   };
@@ -268,7 +296,11 @@ function scenarios(agentId: string): { name: string; filters: CallFilters; query
     { name: 'no filter', filters: {}, query: '' },
     { name: 'status=no_answer', filters: { status: 'no_answer' }, query: 'status=no_answer' },
     { name: 'agentId+status=busy', filters: { agentId, status: 'busy' }, query: `agentId=${agentId}&status=busy` },
-    { name: 'dateFrom=30 days ago (count(*) path)', filters: { createdFrom: monthAgo }, query: `dateFrom=${monthAgo.toISOString()}` },
+    {
+      name: 'dateFrom=30 days ago (count(*) path)',
+      filters: { createdFrom: monthAgo },
+      query: `dateFrom=${monthAgo.toISOString()}`,
+    },
   ];
 }
 
@@ -280,7 +312,16 @@ function scenarios(agentId: string): { name: string; filters: CallFilters; query
  *   pays on this machine, so app/bare is the cost of Fastify, auth, rate limiting, validation and serialization;
  * - "page only": just the page SELECT from CONNECTIONS dedicated clients, the floor for any list endpoint.
  */
-async function compareWithBaseline(address: string, apiKey: string, databaseUrl: string, repo: ReturnType<typeof callQueries>, accountId: string, agentId: string, poolSize: number, keyLookupPerRequest: boolean) {
+async function compareWithBaseline(
+  address: string,
+  apiKey: string,
+  databaseUrl: string,
+  repo: ReturnType<typeof callQueries>,
+  accountId: string,
+  agentId: string,
+  poolSize: number,
+  keyLookupPerRequest: boolean,
+) {
   for (const scenario of scenarios(agentId)) {
     const url = `${address}/api/v1/calls?limit=25&${scenario.query}`;
     const probe = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -293,25 +334,38 @@ async function compareWithBaseline(address: string, apiKey: string, databaseUrl:
     await loadDirectRequest(databaseUrl, statements, poolSize, 2); // warm-up
     const sameSql = await loadDirectRequest(databaseUrl, statements, poolSize, SECONDS);
     const bare = await startBareHttp(databaseUrl, statements, poolSize);
-    const bareHttp = await loadApp(bare.url, apiKey, 2).then(() => loadApp(bare.url, apiKey, SECONDS)).finally(() => bare.close());
+    const bareHttp = await loadApp(bare.url, apiKey, 2)
+      .then(() => loadApp(bare.url, apiKey, SECONDS))
+      .finally(() => bare.close());
     const compiled = repo.pageQuery(accountId, scenario.filters, { limit: 25, offset: 0 }).compile();
     const pageOnly = await loadDirect(databaseUrl, compiled.sql, compiled.parameters, SECONDS);
     const ratio = (base: Measured) =>
       `throughput ${(viaApp.rps / base.rps).toFixed(2)}, p50 ${(viaApp.p50 / base.p50).toFixed(2)}, p99 ${(viaApp.p99 / base.p99).toFixed(2)}`;
     console.log(`  ${scenario.name} (total ${total.toLocaleString('en')})`);
     console.log(`    app:            ${viaApp.rps.toFixed(0)} req/s, p50 ${ms(viaApp.p50)}, p99 ${ms(viaApp.p99)}`);
-    console.log(`    bare node:http: ${bareHttp.rps.toFixed(0)} req/s, p50 ${ms(bareHttp.p50)}, p99 ${ms(bareHttp.p99)}  -> app/baseline ${ratio(bareHttp)}`);
-    console.log(`    same SQL (pg):  ${sameSql.rps.toFixed(0)} req/s, p50 ${ms(sameSql.p50)}, p99 ${ms(sameSql.p99)}  -> app/baseline ${ratio(sameSql)}`);
-    console.log(`    page only (pg): ${pageOnly.rps.toFixed(0)} q/s, p50 ${ms(pageOnly.p50)}, p99 ${ms(pageOnly.p99)}  -> app/baseline ${ratio(pageOnly)}`);
+    console.log(
+      `    bare node:http: ${bareHttp.rps.toFixed(0)} req/s, p50 ${ms(bareHttp.p50)}, p99 ${ms(bareHttp.p99)}  -> app/baseline ${ratio(bareHttp)}`,
+    );
+    console.log(
+      `    same SQL (pg):  ${sameSql.rps.toFixed(0)} req/s, p50 ${ms(sameSql.p50)}, p99 ${ms(sameSql.p99)}  -> app/baseline ${ratio(sameSql)}`,
+    );
+    console.log(
+      `    page only (pg): ${pageOnly.rps.toFixed(0)} q/s, p50 ${ms(pageOnly.p50)}, p99 ${ms(pageOnly.p99)}  -> app/baseline ${ratio(pageOnly)}`,
+    );
   }
 }
 
 /** `total` alone: the trigger-kept counts table against a plain count(*) of the same rows, checking they agree. */
 async function compareTotals(repo: ReturnType<typeof callQueries>, accountId: string, agentId: string) {
-  for (const { name, filters } of scenarios(agentId).slice(0, 3).concat({ name: 'hasRecording=false', filters: { hasRecording: false }, query: '' })) {
+  for (const { name, filters } of scenarios(agentId)
+    .slice(0, 3)
+    .concat({ name: 'hasRecording=false', filters: { hasRecording: false }, query: '' })) {
     const counts = await timeIt(200, () => repo.countFromCounts(accountId, filters));
     const scan = await timeIt(10, () => repo.countByScan(accountId, filters));
-    const [fromCounts, fromScan] = [await repo.countFromCounts(accountId, filters), await repo.countByScan(accountId, filters)];
+    const [fromCounts, fromScan] = [
+      await repo.countFromCounts(accountId, filters),
+      await repo.countByScan(accountId, filters),
+    ];
     if (fromCounts !== fromScan) throw new Error(`${name}: counts table says ${fromCounts}, count(*) says ${fromScan}`);
     console.log(
       `  ${name}: counts table p50 ${ms(counts.p50)} (mean ${ms(counts.mean)}) vs count(*) p50 ${ms(scan.p50)} (mean ${ms(scan.mean)})` +
@@ -324,14 +378,22 @@ async function compareTotals(repo: ReturnType<typeof callQueries>, accountId: st
 }
 
 async function main(databaseUrl: string) {
-  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'silent',
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+  });
   const infra = await openInfrastructure(config, { redisKeyPrefix: `parley-bench:${Date.now()}:` });
   const { app } = await buildApp({ config, ...infra, clock: systemClock, logger: false });
   try {
     await app.ready();
     const owner = await signUp(app);
     const db = infra.database.db;
-    await db.updateTable('accounts').set({ rate_limit_per_minute: 100_000_000 }).where('id', '=', owner.accountId).execute();
+    await db
+      .updateTable('accounts')
+      .set({ rate_limit_per_minute: 100_000_000 })
+      .where('id', '=', owner.accountId)
+      .execute();
 
     const seeder = new pg.Client({ connectionString: databaseUrl });
     await seeder.connect();
@@ -341,7 +403,9 @@ async function main(databaseUrl: string) {
     } finally {
       await seeder.end();
     }
-    const size = await sql<{ size: string }>`SELECT pg_size_pretty(pg_total_relation_size('calls')) AS size`.execute(db);
+    const size = await sql<{ size: string }>`SELECT pg_size_pretty(pg_total_relation_size('calls')) AS size`.execute(
+      db,
+    );
     console.log(
       `seeded ${CALLS.toLocaleString('en')} calls (+ ${CONTACTS.toLocaleString('en')} contacts, ${AGENTS} agents) in ${seconds(seedStart)}; ` +
         `calls with its indexes: ${size.rows[0]!.size}`,
@@ -349,15 +413,37 @@ async function main(databaseUrl: string) {
 
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     const repo = callQueries(db);
-    const firstAgent = await db.selectFrom('agents').select('id').where('account_id', '=', owner.accountId).orderBy('id').executeTakeFirstOrThrow();
-    console.log(`\nGET /api/v1/calls?limit=25, ${CONNECTIONS} connections, ${SECONDS} s each (app pool ${config.databasePoolSize}, the DATABASE_POOL_SIZE default)`);
+    const firstAgent = await db
+      .selectFrom('agents')
+      .select('id')
+      .where('account_id', '=', owner.accountId)
+      .orderBy('id')
+      .executeTakeFirstOrThrow();
+    console.log(
+      `\nGET /api/v1/calls?limit=25, ${CONNECTIONS} connections, ${SECONDS} s each (app pool ${config.databasePoolSize}, the DATABASE_POOL_SIZE default)`,
+    );
     const keyLookupPerRequest = !infra.bus.reachesAllInstances;
-    console.log(`API keys ${keyLookupPerRequest ? 'looked up on every request (no Redis)' : 'cached between requests (Redis pub/sub invalidation)'}`);
-    await compareWithBaseline(address, owner.apiKey, databaseUrl, repo, owner.accountId, firstAgent.id, config.databasePoolSize, keyLookupPerRequest);
+    console.log(
+      `API keys ${keyLookupPerRequest ? 'looked up on every request (no Redis)' : 'cached between requests (Redis pub/sub invalidation)'}`,
+    );
+    await compareWithBaseline(
+      address,
+      owner.apiKey,
+      databaseUrl,
+      repo,
+      owner.accountId,
+      firstAgent.id,
+      config.databasePoolSize,
+      keyLookupPerRequest,
+    );
     console.log('\nCost of `total` alone (sequential, one connection):');
     await compareTotals(repo, owner.accountId, firstAgent.id);
-    const combinations = await sql<{ n: number }>`SELECT count(*) AS n FROM call_counts WHERE account_id = ${owner.accountId}`.execute(db);
-    console.log(`  (call_counts holds ${combinations.rows[0]!.n} rows for this account: the most a counted total sums)`);
+    const combinations = await sql<{
+      n: number;
+    }>`SELECT count(*) AS n FROM call_counts WHERE account_id = ${owner.accountId}`.execute(db);
+    console.log(
+      `  (call_counts holds ${combinations.rows[0]!.n} rows for this account: the most a counted total sums)`,
+    );
   } finally {
     await app.close();
     await infra.close();

@@ -35,12 +35,25 @@ const CLAIMS = Number(process.env.CLAIMS ?? 300);
 const CALLS = Number(process.env.CALLS ?? 200);
 const TARGET = Number(process.env.TARGET ?? 20);
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 async function main() {
   console.log(`storage: ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}; load average at start: ${load()}`);
-  const kit = await startCallsApp({ env: { CAMPAIGN_TICK_SECONDS: '1', TTS_PROVIDER: 'none', CALLS_MAX_CONCURRENT_PER_ACCOUNT: String(TARGET * 2), CALLS_PER_WORKER: String(TARGET * 2), LOG_LEVEL: 'silent' } });
+  const kit = await startCallsApp({
+    env: {
+      CAMPAIGN_TICK_SECONDS: '1',
+      TTS_PROVIDER: 'none',
+      CALLS_MAX_CONCURRENT_PER_ACCOUNT: String(TARGET * 2),
+      CALLS_PER_WORKER: String(TARGET * 2),
+      LOG_LEVEL: 'silent',
+    },
+  });
   const db = kit.t.infra.database.db;
   const services = kit.t.services;
   try {
@@ -48,11 +61,18 @@ async function main() {
 
     // 1. Gate.
     const areas = ['212', '415', '808', '605', '800'];
-    const phones = Array.from({ length: GATE_CONTACTS }, (_, i) => `+1${areas[i % areas.length]}555${String(i % 10_000).padStart(4, '0')}`);
+    const phones = Array.from(
+      { length: GATE_CONTACTS },
+      (_, i) => `+1${areas[i % areas.length]}555${String(i % 10_000).padStart(4, '0')}`,
+    );
     const account = await dialingAccount(kit.t, [...new Set(phones)]);
     const accountId = account.user.accountId;
     const ids = [...account.contacts.values()];
-    await api(kit.t, account.user).ok('POST', '/dnc/bulk', [...account.contacts.keys()].filter((_, i) => i % 17 === 0).map((phone) => ({ phone })));
+    await api(kit.t, account.user).ok(
+      'POST',
+      '/dnc/bulk',
+      [...account.contacts.keys()].filter((_, i) => i % 17 === 0).map((phone) => ({ phone })),
+    );
     const now = kit.clock.now();
     const rules = { schedule: DEFAULT_SCHEDULE, maxAttemptsPerContact: 3, config: services.config.campaigns };
     const q = campaignQueries(db);
@@ -63,7 +83,12 @@ async function main() {
       const [rows, inCall, history] = await Promise.all([
         services.contacts.forDialer(accountId, batch),
         services.calls.contactsInCall(accountId, batch),
-        q.contactHistory(accountId, batch, new Date(now.getTime() - 86_400_000), new Date(now.getTime() - 72 * 3_600_000)),
+        q.contactHistory(
+          accountId,
+          batch,
+          new Date(now.getTime() - 86_400_000),
+          new Date(now.getTime() - 72 * 3_600_000),
+        ),
       ]);
       const byId = new Map(rows.map((r) => [r.id, r]));
       const past = new Map(history.map((h) => [h.contact_id, h]));
@@ -89,13 +114,19 @@ async function main() {
         AND (SELECT count(*) FROM campaign_attempts a WHERE a.account_id = c.account_id AND a.contact_id = c.id
              AND a.status <> 'denied' AND a.decided_at >= ${new Date(now.getTime() - 86_400_000)}) < 3`.execute(db);
     const sqlMs = performance.now() - started;
-    console.log(`gate: ${ids.length} contacts, ${allowed} allowed; dialer's gate ${(ids.length / (gateMs / 1000)).toFixed(0)} contacts/s (${gateMs.toFixed(0)} ms); ` +
-      `one SQL statement ${(ids.length / (sqlMs / 1000)).toFixed(0)} contacts/s (${sqlMs.toFixed(0)} ms, ${sqlRows[0]!.n} pass its filters); ratio ${(gateMs / sqlMs).toFixed(1)}x`);
+    console.log(
+      `gate: ${ids.length} contacts, ${allowed} allowed; dialer's gate ${(ids.length / (gateMs / 1000)).toFixed(0)} contacts/s (${gateMs.toFixed(0)} ms); ` +
+        `one SQL statement ${(ids.length / (sqlMs / 1000)).toFixed(0)} contacts/s (${sqlMs.toFixed(0)} ms, ${sqlRows[0]!.n} pass its filters); ratio ${(gateMs / sqlMs).toFixed(1)}x`,
+    );
 
     // 2. Claim latency at QUEUED contacts.
     const claimAccount = await dialingAccount(kit.t, ['+12125550106']);
     const asClaim = api(kit.t, claimAccount.user);
-    const campaign = await asClaim.ok('POST', '/campaigns', { name: 'Claims', agentId: claimAccount.agentId, contactListIds: [claimAccount.listId] });
+    const campaign = await asClaim.ok('POST', '/campaigns', {
+      name: 'Claims',
+      agentId: claimAccount.agentId,
+      contactListIds: [claimAccount.listId],
+    });
     started = performance.now();
     await sql`INSERT INTO campaign_contacts (campaign_id, account_id, contact_id, next_attempt_at)
       SELECT ${campaign.id}::uuid, ${claimAccount.user.accountId}::uuid, gen_random_uuid(), ${now}::timestamptz - (g * interval '1 millisecond')
@@ -108,11 +139,21 @@ async function main() {
       const claimed = await q.claimDue(claimAccount.user.accountId, campaign.id, now, 20);
       latencies.push(performance.now() - t0);
       // Dialled: they leave the queue (as the dialer's transaction moves them to in_call).
-      await db.updateTable('campaign_contacts').set({ state: 'in_call' }).where('campaign_id', '=', campaign.id).where('contact_id', 'in', claimed.map((c) => c.contact_id)).execute();
+      await db
+        .updateTable('campaign_contacts')
+        .set({ state: 'in_call' })
+        .where('campaign_id', '=', campaign.id)
+        .where(
+          'contact_id',
+          'in',
+          claimed.map((c) => c.contact_id),
+        )
+        .execute();
     }
     latencies.sort((a, b) => a - b);
-    console.log(`claim of 20 at ${QUEUED} queued: p50 ${pct(latencies, 50).toFixed(2)} ms, p99 ${pct(latencies, 99).toFixed(2)} ms (${CLAIMS} claims)`);
-
+    console.log(
+      `claim of 20 at ${QUEUED} queued: p50 ${pct(latencies, 50).toFixed(2)} ms, p99 ${pct(latencies, 99).toFixed(2)} ms (${CLAIMS} claims)`,
+    );
   } finally {
     await kit.close();
     console.log(`load average at end: ${load()}`);
@@ -124,8 +165,21 @@ async function main() {
  * cannot time several live calls at once (their agents would look late, and the calls abandoned).
  */
 async function concurrency() {
-  const t = await buildTestApp({ env: { CAMPAIGN_TICK_SECONDS: '1', TTS_PROVIDER: 'none', CALLS_MAX_CONCURRENT_PER_ACCOUNT: String(TARGET * 2), CALLS_PER_WORKER: String(TARGET * 2), RATE_LIMIT_PER_MINUTE: '100000' } });
-  const workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  const t = await buildTestApp({
+    env: {
+      CAMPAIGN_TICK_SECONDS: '1',
+      TTS_PROVIDER: 'none',
+      CALLS_MAX_CONCURRENT_PER_ACCOUNT: String(TARGET * 2),
+      CALLS_PER_WORKER: String(TARGET * 2),
+      RATE_LIMIT_PER_MINUTE: '100000',
+    },
+  });
+  const workers = await startJobWorkers({
+    db: t.infra.database.db,
+    services: t.services,
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
   const q = campaignQueries(t.infra.database.db);
   let started: number;
   try {
@@ -136,7 +190,14 @@ async function concurrency() {
     const people = Array.from({ length: CALLS }, (_, i) => `+1212555${String(i % 1000).padStart(3, '0')}0`);
     const callAccount = await dialingAccount(kit.t, people);
     const asCalls = api(kit.t, callAccount.user);
-    const run = await asCalls.ok('POST', '/campaigns', { name: 'Concurrency', agentId: callAccount.agentId, contactListIds: [callAccount.listId], maxConcurrency: TARGET, callsPerMinute: 10_000, schedule: everyDay });
+    const run = await asCalls.ok('POST', '/campaigns', {
+      name: 'Concurrency',
+      agentId: callAccount.agentId,
+      contactListIds: [callAccount.listId],
+      maxConcurrency: TARGET,
+      callsPerMinute: 10_000,
+      schedule: everyDay,
+    });
     await asCalls.ok('POST', `/campaigns/${run.id}/start`);
     const samples: number[] = [];
     started = performance.now();
@@ -148,13 +209,21 @@ async function concurrency() {
         await sleep(20);
       }
     })();
-    await waitForStats(kit.t, callAccount.user, run.id, (s) => s.status === 'completed' || s.contacts.finished >= CALLS, 'the concurrency campaign');
+    await waitForStats(
+      kit.t,
+      callAccount.user,
+      run.id,
+      (s) => s.status === 'completed' || s.contacts.finished >= CALLS,
+      'the concurrency campaign',
+    );
     done = true;
     await sampler;
     const seconds = (performance.now() - started) / 1000;
     const busy = samples.slice(Math.floor(samples.length * 0.1), Math.floor(samples.length * 0.8));
     const mean = busy.reduce((a, b) => a + b, 0) / Math.max(1, busy.length);
-    console.log(`concurrency: ${CALLS} answered calls at target ${TARGET}: mean in flight ${mean.toFixed(1)} (${(mean / TARGET).toFixed(2)} of target, 10th–80th percentile of the run), peak ${Math.max(...samples)}, ${seconds.toFixed(1)} s`);
+    console.log(
+      `concurrency: ${CALLS} answered calls at target ${TARGET}: mean in flight ${mean.toFixed(1)} (${(mean / TARGET).toFixed(2)} of target, 10th–80th percentile of the run), peak ${Math.max(...samples)}, ${seconds.toFixed(1)} s`,
+    );
   } finally {
     await workers.stop(10_000);
     await t.close();

@@ -47,7 +47,9 @@ async function serveBare(withPglite: boolean) {
     });
   });
   server.listen(Number(process.env.PORT), '127.0.0.1');
-  process.on('SIGTERM', () => server.close(() => void (pglite ? pglite.close() : Promise.resolve()).then(() => process.exit(0))));
+  process.on('SIGTERM', () =>
+    server.close(() => void (pglite ? pglite.close() : Promise.resolve()).then(() => process.exit(0))),
+  );
 }
 
 interface Sample {
@@ -78,7 +80,9 @@ function healthy(port: number): Promise<boolean> {
 }
 
 function residentMb(pid: number) {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
   return Number(line!.replace(/\D+/g, '')) / 1024;
 }
 
@@ -102,7 +106,8 @@ async function measure(args: string[], env: Record<string, string>, loader = tru
   let exitCode: number | null | undefined;
   void exited.then((code) => (exitCode = code));
   while (!(await healthy(port))) {
-    if (exitCode !== undefined) throw new Error(`${args.join(' ')} exited with ${exitCode} before it was healthy; its log:\n${log}`);
+    if (exitCode !== undefined)
+      throw new Error(`${args.join(' ')} exited with ${exitCode} before it was healthy; its log:\n${log}`);
     await sleep(POLL_MS);
   }
   const readyMs = performance.now() - started;
@@ -150,7 +155,9 @@ async function main() {
     baseline.push(await measure(['bench/cold-start.ts', '--bare-server'], {}));
     await withDataDir(async (dataDir) => {
       pgliteFresh.push(await measure(['bench/cold-start.ts', '--bare-server', '--with-pglite'], { DATA_DIR: dataDir }));
-      pgliteExisting.push(await measure(['bench/cold-start.ts', '--bare-server', '--with-pglite'], { DATA_DIR: dataDir }));
+      pgliteExisting.push(
+        await measure(['bench/cold-start.ts', '--bare-server', '--with-pglite'], { DATA_DIR: dataDir }),
+      );
     });
     await withDataDir(async (dataDir) => {
       fresh.push(await measure(['src/main.ts'], { DATA_DIR: dataDir }));
@@ -173,7 +180,9 @@ async function main() {
     ['parley built (node dist/main.js), PGlite, fresh data dir', summarize(builtFresh)],
     ['parley built (node dist/main.js), PGlite, existing data dir', summarize(builtExisting)],
   ] as const;
-  console.log(`\ncold start, median of ${RUNS} runs (node ${process.version}, loader tsx, idle ${IDLE_MS} ms before reading RSS)\n`);
+  console.log(
+    `\ncold start, median of ${RUNS} runs (node ${process.version}, loader tsx, idle ${IDLE_MS} ms before reading RSS)\n`,
+  );
   console.log('| process | first 200 on /api/health | × baseline | idle RSS | × baseline | SIGTERM to exit |');
   console.log('|---|---|---|---|---|---|');
   for (const [name, s] of rows) {

@@ -37,9 +37,16 @@ const FORMATS = [
 function phoneOf(i: number): string {
   if (i % 50 === 7) return i % 100 === 7 ? 'n/a' : `555-01${i % 10}`;
   if (i % 100 === 13 && i > 1000) return phoneOf(i - 1000);
-  if (i % 20 === 3) return i % 40 === 3 ? `+44 7911 ${String(i % 1000000).padStart(6, '0')}` : `+49 151 2${String(i % 10000000).padStart(7, '0')}`;
+  if (i % 20 === 3)
+    return i % 40 === 3
+      ? `+44 7911 ${String(i % 1000000).padStart(6, '0')}`
+      : `+49 151 2${String(i % 10000000).padStart(7, '0')}`;
   const j = Math.floor(i / 10000);
-  return FORMATS[i % FORMATS.length]!(AREAS[j % 10]!, String(234 + Math.floor(j / 10)), String(i % 10000).padStart(4, '0'));
+  return FORMATS[i % FORMATS.length]!(
+    AREAS[j % 10]!,
+    String(234 + Math.floor(j / 10)),
+    String(i % 10000).padStart(4, '0'),
+  );
 }
 
 export async function generate(path: string, rows: number) {
@@ -59,7 +66,8 @@ export async function generate(path: string, rows: number) {
 /** The floor: COPY of the same file into a bare table of text columns on the same PostgreSQL. */
 function copyFloor(databaseUrl: string, path: string): number {
   const table = `bench_copy_${randomBytes(4).toString('hex')}`;
-  const psql = (command: string) => spawnSync('psql', [databaseUrl, '-v', 'ON_ERROR_STOP=1', '-q', '-c', command], { encoding: 'utf8' });
+  const psql = (command: string) =>
+    spawnSync('psql', [databaseUrl, '-v', 'ON_ERROR_STOP=1', '-q', '-c', command], { encoding: 'utf8' });
   const created = psql(`CREATE TABLE ${table} (a text, b text, c text, d text, e text, f text, g text)`);
   if (created.status !== 0) throw new Error(`psql failed: ${created.stderr}`);
   const started = performance.now();
@@ -115,13 +123,21 @@ async function child(mode: 'pglite' | 'postgres', path: string) {
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
   const infra = await openInfrastructure(config);
-  const { app } = await buildApp({ config, ...infra, clock: systemClock, logger: false } as Parameters<typeof buildApp>[0]);
+  const { app } = await buildApp({ config, ...infra, clock: systemClock, logger: false } as Parameters<
+    typeof buildApp
+  >[0]);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as { port: number }).port;
 
-  const register = await app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: `bench-${randomBytes(4).toString('hex')}@example.com`, password: 'correct horse battery' } });
+  const register = await app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email: `bench-${randomBytes(4).toString('hex')}@example.com`, password: 'correct horse battery' },
+  });
   const cookie = `vsid=${register.cookies.find((c) => c.name === 'vsid')!.value}`;
-  const key = (await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie }, payload: { name: 'bench' } })).json().key as string;
+  const key = (
+    await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie }, payload: { name: 'bench' } })
+  ).json().key as string;
 
   const rssBeforeMb = Math.round(process.memoryUsage().rss / 1024 / 1024);
   let heapPeak = 0;
@@ -218,7 +234,9 @@ async function main() {
       await generate(path, rows);
       const mb = statSync(path).size / 1024 / 1024;
       const copySeconds = copyFloor(databaseUrl, path);
-      console.log(`\n${rows.toLocaleString('en-US')} rows, ${mb.toFixed(1)} MB. Floor: PostgreSQL COPY into a bare table ${copySeconds.toFixed(2)} s = ${Math.round(rows / copySeconds).toLocaleString('en-US')} rows/s`);
+      console.log(
+        `\n${rows.toLocaleString('en-US')} rows, ${mb.toFixed(1)} MB. Floor: PostgreSQL COPY into a bare table ${copySeconds.toFixed(2)} s = ${Math.round(rows / copySeconds).toLocaleString('en-US')} rows/s`,
+      );
       for (const mode of modes) {
         const result = await runChild(mode, path);
         if (result.status !== 200) throw new Error(`${mode} import failed: ${JSON.stringify(result)}`);

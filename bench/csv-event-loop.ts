@@ -25,19 +25,29 @@ async function main() {
     { label: 'POST /v1/contact-lists, ragged 500 KB', path: '/api/v1/contact-lists?name=ragged', body: ragged },
     { label: 'POST /v1/dnc/bulk, ragged 500 KB', path: '/api/v1/dnc/bulk', body: ragged },
   ];
-  console.log(`${ROWS.toLocaleString('en-US')} rows, ${(ragged.length / 1024).toFixed(0)} KB; /api/health probed every 10 ms`);
+  console.log(
+    `${ROWS.toLocaleString('en-US')} rows, ${(ragged.length / 1024).toFixed(0)} KB; /api/health probed every 10 ms`,
+  );
   for (const upload of uploads) {
     for (let i = 0; i < 20; i++) await health(); // warm
     const probe = probeLoop(health);
     let uploadLine = '';
     if (upload.path) {
-      const result = await call(port, { method: 'POST', path: upload.path, key, contentType: 'text/csv', body: upload.body });
+      const result = await call(port, {
+        method: 'POST',
+        path: upload.path,
+        key,
+        contentType: 'text/csv',
+        body: upload.body,
+      });
       uploadLine = `upload ${Math.round(result.ms)} ms (HTTP ${result.status} ${result.body.slice(0, 80)})`;
     } else {
       await new Promise((resolve) => setTimeout(resolve, 3000));
     }
     const latency = await probe.stop();
-    console.log(`  ${upload.label.padEnd(46)} health p50 ${latency.p50} ms, p99 ${latency.p99} ms, max ${latency.max} ms over ${latency.count} probes; ${uploadLine}`);
+    console.log(
+      `  ${upload.label.padEnd(46)} health p50 ${latency.p50} ms, p99 ${latency.p99} ms, max ${latency.max} ms over ${latency.count} probes; ${uploadLine}`,
+    );
   }
   await server.stop();
 }

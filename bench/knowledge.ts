@@ -31,7 +31,26 @@ function mulberry32(seed: number) {
   };
 }
 const rand = mulberry32(0x6b6e6f77);
-const syllables = ['ka', 'lo', 'mi', 'ra', 'ten', 'sol', 'vi', 'der', 'an', 'po', 'lu', 'ge', 'ro', 'nis', 'ta', 'fe', 'bri', 'mon'];
+const syllables = [
+  'ka',
+  'lo',
+  'mi',
+  'ra',
+  'ten',
+  'sol',
+  'vi',
+  'der',
+  'an',
+  'po',
+  'lu',
+  'ge',
+  'ro',
+  'nis',
+  'ta',
+  'fe',
+  'bri',
+  'mon',
+];
 const vocabulary = Array.from({ length: 6000 }, (_, i) => {
   let word = '';
   for (let n = i + 7; n > 0; n = Math.floor(n / syllables.length)) word += syllables[n % syllables.length];
@@ -45,14 +64,18 @@ function generate(bytes: number): string {
   const parts: string[] = [];
   let size = 0;
   for (let section = 0; size < bytes; section++) {
-    const text = `## ${word()} ${word()} ${section}\n\n` + Array.from({ length: 3 }, () => Array.from({ length: 6 }, () => sentence(12)).join(' ')).join('\n\n') + '\n\n';
+    const text =
+      `## ${word()} ${word()} ${section}\n\n` +
+      Array.from({ length: 3 }, () => Array.from({ length: 6 }, () => sentence(12)).join(' ')).join('\n\n') +
+      '\n\n';
     parts.push(text);
     size += text.length;
   }
   return parts.join('');
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
 async function main() {
@@ -60,7 +83,9 @@ async function main() {
   const t = await buildTestApp({ env: { LOG_LEVEL: 'silent' } });
   const owner = await signUp(t.app);
   const handbook = readFileSync(new URL('../test/fixtures/knowledge/acme-handbook.md', import.meta.url), 'utf8');
-  const small = (await call(asKey(owner), 'POST', '/agents', { name: 'Small', voice: 'en-us', knowledgeBase: handbook })).json();
+  const small = (
+    await call(asKey(owner), 'POST', '/agents', { name: 'Small', voice: 'en-us', knowledgeBase: handbook })
+  ).json();
   const large = (await call(asKey(owner), 'POST', '/agents', { name: 'Large', voice: 'en-us' })).json();
   const text = generate(KB_MB * 1024 * 1024);
   await t.infra.database.db.updateTable('agents').set({ knowledge: text }).where('id', '=', large.id).execute();
@@ -71,7 +96,12 @@ async function main() {
   const indexMs = performance.now() - indexStarted;
 
   const questions = Array.from({ length: QUESTIONS }, () => sentence(8));
-  const handbookQuestions = ['How long is the warranty?', 'Can I pay in instalments?', 'Do you install on flat roofs?', 'When is support open?'];
+  const handbookQuestions = [
+    'How long is the warranty?',
+    'Can I pay in instalments?',
+    'Do you install on flat roofs?',
+    'When is support open?',
+  ];
   const measure = async (agentId: string, asked: string[]) => {
     for (const q of asked.slice(0, 50)) await t.services.knowledge.retrieve(owner.accountId, agentId, q);
     const times: number[] = [];
@@ -88,12 +118,22 @@ async function main() {
   const baseline = await measure(small.id, handbookQuestions);
   const big = await measure(large.id, questions);
 
-  console.log(`${t.infra.database.kind}; load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`indexed ${(text.length / 1024 / 1024).toFixed(1)} MB into ${chunks} chunks in ${(indexMs / 1000).toFixed(1)} s`);
+  console.log(
+    `${t.infra.database.kind}; load average: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(
+    `indexed ${(text.length / 1024 / 1024).toFixed(1)} MB into ${chunks} chunks in ${(indexMs / 1000).toFixed(1)} s`,
+  );
   console.log('| knowledge base | retrieval p50 | retrieval p99 | chunks per turn | p50 / baseline p50 |');
   console.log('|---|---|---|---|---|');
-  console.log(`| fixture handbook (14 sections, baseline) | ${fmt(baseline.p50)} | ${fmt(baseline.p99)} | ${baseline.chunksPerTurn.toFixed(1)} | 1.00 |`);
-  console.log(`| generated ${KB_MB} MB | ${fmt(big.p50)} | ${fmt(big.p99)} | ${big.chunksPerTurn.toFixed(1)} | ${(big.p50 / baseline.p50).toFixed(2)} |`);
+  console.log(
+    `| fixture handbook (14 sections, baseline) | ${fmt(baseline.p50)} | ${fmt(baseline.p99)} | ${baseline.chunksPerTurn.toFixed(1)} | 1.00 |`,
+  );
+  console.log(
+    `| generated ${KB_MB} MB | ${fmt(big.p50)} | ${fmt(big.p99)} | ${big.chunksPerTurn.toFixed(1)} | ${(big.p50 / baseline.p50).toFixed(2)} |`,
+  );
   await t.close();
 }
 

@@ -34,10 +34,16 @@ const BLOCK = 100;
 function serveUpstream() {
   const events: string[] = [];
   for (let i = 0; i < WORDS; i++) {
-    events.push(`data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model: 'bench', choices: [{ index: 0, delta: { content: `word${i} ` }, finish_reason: null }] })}\n\n`);
+    events.push(
+      `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model: 'bench', choices: [{ index: 0, delta: { content: `word${i} ` }, finish_reason: null }] })}\n\n`,
+    );
   }
-  events.push(`data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
-  events.push(`data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [], usage: { prompt_tokens: 300, completion_tokens: WORDS } })}\n\n`);
+  events.push(
+    `data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+  );
+  events.push(
+    `data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [], usage: { prompt_tokens: 300, completion_tokens: WORDS } })}\n\n`,
+  );
   events.push('data: [DONE]\n\n');
   const server = createServer((req, res) => {
     req.resume();
@@ -51,38 +57,72 @@ function serveUpstream() {
   server.listen(0, '127.0.0.1', () => process.send!((server.address() as AddressInfo).port));
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
 
 async function main() {
   const { buildTestApp, signUp, call, asKey } = await import('../test/helpers.js');
-  const upstreamProcess = fork(fileURLToPath(import.meta.url), ['--upstream'], { execArgv: ['--import', 'tsx'], env: { ...process.env, WORDS: String(WORDS) } });
-  const upstreamPort = await new Promise<number>((resolve) => upstreamProcess.once('message', (message) => resolve(message as number)));
+  const upstreamProcess = fork(fileURLToPath(import.meta.url), ['--upstream'], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, WORDS: String(WORDS) },
+  });
+  const upstreamPort = await new Promise<number>((resolve) =>
+    upstreamProcess.once('message', (message) => resolve(message as number)),
+  );
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
 
   const t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'silent' } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const proxyPort = (t.app.server.address() as AddressInfo).port;
   const operator = await signUp(t.app);
-  await t.infra.database.db.updateTable('users').set({ is_platform_admin: true }).where('id', '=', operator.userId).execute();
+  await t.infra.database.db
+    .updateTable('users')
+    .set({ is_platform_admin: true })
+    .where('id', '=', operator.userId)
+    .execute();
   const model = await call({ app: t.app, headers: { cookie: operator.cookie } }, 'POST', '/admin/models/llm', {
-    slug: 'bench-upstream', name: 'Bench upstream', provider: 'openai-compatible', baseUrl: upstreamUrl, model: 'bench',
-    apiKey: 'sk-bench', inputPer1kTokensUsd: '0.1', outputPer1kTokensUsd: '0.2',
+    slug: 'bench-upstream',
+    name: 'Bench upstream',
+    provider: 'openai-compatible',
+    baseUrl: upstreamUrl,
+    model: 'bench',
+    apiKey: 'sk-bench',
+    inputPer1kTokensUsd: '0.1',
+    outputPer1kTokensUsd: '0.2',
   });
   if (model.statusCode !== 200) throw new Error(model.body);
   const owner = await signUp(t.app);
   const handbook = readFileSync(new URL('../test/fixtures/knowledge/acme-handbook.md', import.meta.url), 'utf8');
-  const agent = (await call(asKey(owner), 'POST', '/agents', { name: 'Bench', mission: 'Answer.', voice: 'en-us', knowledgeBase: process.env.NO_KNOWLEDGE ? '' : handbook, liveLlmId: 'bench-upstream' })).json();
+  const agent = (
+    await call(asKey(owner), 'POST', '/agents', {
+      name: 'Bench',
+      mission: 'Answer.',
+      voice: 'en-us',
+      knowledgeBase: process.env.NO_KNOWLEDGE ? '' : handbook,
+      liveLlmId: 'bench-upstream',
+    })
+  ).json();
   await t.services.knowledge.reindex(owner.accountId, agent.id);
 
   const dispatcher = new Agent({ keepAliveTimeout: 60_000, connections: 4 });
   const messages = [{ role: 'user', content: 'How long is the warranty on the panels?' }];
-  const direct = { url: `${upstreamUrl}/chat/completions`, headers: { authorization: 'Bearer sk-bench' }, body: { model: 'bench', messages, stream: true, stream_options: { include_usage: true } } };
+  const direct = {
+    url: `${upstreamUrl}/chat/completions`,
+    headers: { authorization: 'Bearer sk-bench' },
+    body: { model: 'bench', messages, stream: true, stream_options: { include_usage: true } },
+  };
   const proxyUrl = `http://127.0.0.1:${proxyPort}/api/v1/llm-proxy/${agent.id}/chat/completions`;
-  const proxied = { url: proxyUrl, headers: { authorization: `Bearer ${owner.apiKey}` }, body: { messages, stream: true } };
+  const proxied = {
+    url: proxyUrl,
+    headers: { authorization: `Bearer ${owner.apiKey}` },
+    body: { messages, stream: true },
+  };
   const whole = { url: proxyUrl, headers: { authorization: `Bearer ${owner.apiKey}` }, body: { messages } };
 
-  async function fetchTurn(target: typeof direct | typeof proxied | typeof whole): Promise<{ total: number; first: number }> {
+  async function fetchTurn(
+    target: typeof direct | typeof proxied | typeof whole,
+  ): Promise<{ total: number; first: number }> {
     const started = performance.now();
     const response = await request(target.url, {
       method: 'POST',
@@ -107,14 +147,24 @@ async function main() {
   // pays before it does anything of its own.
   async function readAgent(): Promise<{ total: number; first: number }> {
     const started = performance.now();
-    const response = await request(`http://127.0.0.1:${proxyPort}/api/v1/agents/${agent.id}`, { headers: { authorization: `Bearer ${owner.apiKey}` }, dispatcher });
+    const response = await request(`http://127.0.0.1:${proxyPort}/api/v1/agents/${agent.id}`, {
+      headers: { authorization: `Bearer ${owner.apiKey}` },
+      dispatcher,
+    });
     await response.body.text();
     const total = performance.now() - started;
     return { total, first: total };
   }
-  const methods = { direct: () => fetchTurn(direct), 'GET agent (floor)': readAgent, 'proxy stream': () => fetchTurn(proxied), 'proxy whole': () => fetchTurn(whole) };
+  const methods = {
+    direct: () => fetchTurn(direct),
+    'GET agent (floor)': readAgent,
+    'proxy stream': () => fetchTurn(proxied),
+    'proxy whole': () => fetchTurn(whole),
+  };
   for (const run of Object.values(methods)) for (let i = 0; i < 200; i++) await run();
-  const samples: Record<string, { total: number[]; first: number[] }> = Object.fromEntries(Object.keys(methods).map((name) => [name, { total: [], first: [] }]));
+  const samples: Record<string, { total: number[]; first: number[] }> = Object.fromEntries(
+    Object.keys(methods).map((name) => [name, { total: [], first: [] }]),
+  );
   for (let done = 0; done < TURNS; done += BLOCK) {
     for (const [name, run] of Object.entries(methods)) {
       for (let i = 0; i < BLOCK; i++) {
@@ -128,18 +178,33 @@ async function main() {
     const sorted = [...values].sort((a, b) => a - b);
     return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
   };
-  console.log(`${TURNS} turns per method, ${WORDS} text chunks per turn, ${t.infra.database.kind}; load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log('| method | turn p50 | turn p99 | first token p50 | first token p99 | added p50 (turn) | added p50 (first token) |');
+  console.log(
+    `${TURNS} turns per method, ${WORDS} text chunks per turn, ${t.infra.database.kind}; load average before: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(
+    '| method | turn p50 | turn p99 | first token p50 | first token p99 | added p50 (turn) | added p50 (first token) |',
+  );
   console.log('|---|---|---|---|---|---|---|');
   const base = { total: stat(samples.direct!.total), first: stat(samples.direct!.first) };
   for (const [name, values] of Object.entries(samples)) {
     const total = stat(values.total);
     const first = stat(values.first);
-    const added = name === 'direct' || name.startsWith('GET') ? ['', ''] : [fmt(total.p50 - base.total.p50), name === 'proxy whole' ? '' : fmt(first.p50 - base.first.p50)];
+    const added =
+      name === 'direct' || name.startsWith('GET')
+        ? ['', '']
+        : [fmt(total.p50 - base.total.p50), name === 'proxy whole' ? '' : fmt(first.p50 - base.first.p50)];
     const noFirst = name === 'proxy whole' || name.startsWith('GET');
-    console.log(`| ${name} | ${fmt(total.p50)} | ${fmt(total.p99)} | ${noFirst ? '' : fmt(first.p50)} | ${noFirst ? '' : fmt(first.p99)} | ${added[0]} | ${added[1]} |`);
+    console.log(
+      `| ${name} | ${fmt(total.p50)} | ${fmt(total.p99)} | ${noFirst ? '' : fmt(first.p50)} | ${noFirst ? '' : fmt(first.p99)} | ${added[0]} | ${added[1]} |`,
+    );
   }
-  console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   await dispatcher.close();
   upstreamProcess.kill();
   await t.close();

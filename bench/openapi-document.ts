@@ -26,7 +26,9 @@ async function time(run: () => unknown): Promise<number> {
 }
 
 const fromCli = createRequire(createRequire(import.meta.url).resolve('@redocly/cli/package.json'));
-const redocly: typeof import('@redocly/openapi-core') = await import(pathToFileURL(fromCli.resolve('@redocly/openapi-core')).href);
+const redocly: typeof import('@redocly/openapi-core') = await import(
+  pathToFileURL(fromCli.resolve('@redocly/openapi-core')).href
+);
 
 // Each build is a new app, so the first app.swagger() call really generates the document.
 const generations: number[] = [];
@@ -45,12 +47,18 @@ const lint = await time(() => redocly.lintFromString({ source: text, absoluteRef
 const types = await time(async () => astToString(await openapiTS(JSON.parse(text))));
 
 const doc = JSON.parse(text);
-const operations = Object.values<Record<string, unknown>>(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
-console.log(`document: ${operations} operations, ${Object.keys(doc.components.schemas).length} named schemas, ${text.length} bytes`);
+const operations = Object.values<Record<string, unknown>>(doc.paths).reduce(
+  (n, item) => n + Object.keys(item).length,
+  0,
+);
+console.log(
+  `document: ${operations} operations, ${Object.keys(doc.components.schemas).length} named schemas, ${text.length} bytes`,
+);
 const rows: Array<[string, number]> = [
   ['JSON round trip (baseline)', baseline],
   ['generate (first app.swagger())', generate],
   ['Redocly recommended-strict lint', lint],
   ['openapi-typescript types', types],
 ];
-for (const [name, ms] of rows) console.log(`${name.padEnd(34)} ${ms.toFixed(1).padStart(8)} ms  x${(ms / baseline).toFixed(0)}`);
+for (const [name, ms] of rows)
+  console.log(`${name.padEnd(34)} ${ms.toFixed(1).padStart(8)} ms  x${(ms / baseline).toFixed(0)}`);

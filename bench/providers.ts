@@ -37,8 +37,12 @@ function turnEvents(): string[] {
       `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1, model: 'bench', choices: [{ index: 0, delta: { content: `word${i} ` }, finish_reason: null }] })}\n\n`,
     );
   }
-  events.push(`data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
-  events.push(`data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [], usage: { prompt_tokens: 120, completion_tokens: WORDS } })}\n\n`);
+  events.push(
+    `data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+  );
+  events.push(
+    `data: ${JSON.stringify({ id: 'chatcmpl-bench', choices: [], usage: { prompt_tokens: 120, completion_tokens: WORDS } })}\n\n`,
+  );
   events.push('data: [DONE]\n\n');
   return events;
 }
@@ -126,7 +130,9 @@ async function main() {
   console.log('|---|---|---|---|---|');
   for (const [name, { p50, p99 }] of Object.entries(stats)) {
     const adapter = stats.adapter!.p50;
-    console.log(`| ${name} | ${fmt(p50)} | ${fmt(p99)} | ${name === 'adapter' ? '' : fmt(adapter - p50)} | ${name === 'adapter' ? '' : (adapter / p50).toFixed(2)} |`);
+    console.log(
+      `| ${name} | ${fmt(p50)} | ${fmt(p99)} | ${name === 'adapter' ? '' : fmt(adapter - p50)} | ${name === 'adapter' ? '' : (adapter / p50).toFixed(2)} |`,
+    );
   }
   server.disconnect();
 
@@ -157,7 +163,10 @@ async function main() {
       points.push({ audio: speech.pcm.length / speech.sampleRate, cpu: cpuMs() - cpu, wall: performance.now() - wall });
     }
   }
-  const total = points.reduce((sum, point) => ({ audio: sum.audio + point.audio, cpu: sum.cpu + point.cpu, wall: sum.wall + point.wall }), { audio: 0, cpu: 0, wall: 0 });
+  const total = points.reduce(
+    (sum, point) => ({ audio: sum.audio + point.audio, cpu: sum.cpu + point.cpu, wall: sum.wall + point.wall }),
+    { audio: 0, cpu: 0, wall: 0 },
+  );
   const meanAudio = total.audio / points.length;
   const meanCpu = total.cpu / points.length;
   const slope =
@@ -189,8 +198,11 @@ async function main() {
   const seconds = speech.pcm.length / speech.sampleRate;
   const repeats = 20;
   cpu = cpuMs();
-  for (let i = 0; i < repeats; i++) encodeWav({ samples: resample(speech.pcm, speech.sampleRate, 8000), sampleRate: 8000, channels: 1 });
-  console.log(`resample 22,050 -> 8,000 Hz + WAV encode: ${((cpuMs() - cpu) / (repeats * seconds)).toFixed(2)} ms CPU per second of audio`);
+  for (let i = 0; i < repeats; i++)
+    encodeWav({ samples: resample(speech.pcm, speech.sampleRate, 8000), sampleRate: 8000, channels: 1 });
+  console.log(
+    `resample 22,050 -> 8,000 Hz + WAV encode: ${((cpuMs() - cpu) / (repeats * seconds)).toFixed(2)} ms CPU per second of audio`,
+  );
 }
 
 if (process.argv.includes('--server')) {

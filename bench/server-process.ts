@@ -89,14 +89,22 @@ async function serve(tenantCount: number) {
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
   const infra = await openInfrastructure(config);
-  const { app } = await buildApp({ config, ...infra, clock: systemClock, logger: false } as Parameters<typeof buildApp>[0]);
+  const { app } = await buildApp({ config, ...infra, clock: systemClock, logger: false } as Parameters<
+    typeof buildApp
+  >[0]);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const tenants: Tenant[] = [];
   for (let i = 0; i < tenantCount; i++) {
     const email = `bench-${randomBytes(4).toString('hex')}@example.com`;
-    const register = await app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, password: 'correct horse battery' } });
+    const register = await app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/register',
+      payload: { email, password: 'correct horse battery' },
+    });
     const cookie = `vsid=${register.cookies.find((c) => c.name === 'vsid')!.value}`;
-    const key = (await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie }, payload: { name: 'bench' } })).json().key as string;
+    const key = (
+      await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie }, payload: { name: 'bench' } })
+    ).json().key as string;
     tenants.push({ key, accountId: register.json().accountId });
   }
   process.on('SIGTERM', () => {
@@ -122,12 +130,15 @@ export function call(
     if (options.key) headers.authorization = `Bearer ${options.key}`;
     if (options.contentType) headers['content-type'] = options.contentType;
     if (options.body !== undefined) headers['content-length'] = Buffer.byteLength(options.body);
-    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, ms: performance.now() - started }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, ms: performance.now() - started }));
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });

@@ -24,9 +24,19 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'parley-tenant-wait-'));
   const server = await startServer({ tenants: 3 });
   try {
-    const [a, b, c] = server.tenants as [typeof server.tenants[0], typeof server.tenants[0], typeof server.tenants[0]];
+    const [a, b, c] = server.tenants as [
+      (typeof server.tenants)[0],
+      (typeof server.tenants)[0],
+      (typeof server.tenants)[0],
+    ];
     const { port } = server;
-    await call(port, { method: 'POST', path: '/api/v1/contact-lists?name=b', key: b.key, contentType: 'text/csv', body: 'phone,name\n+14155550100,Bea\n+14155550101,Ben\n' });
+    await call(port, {
+      method: 'POST',
+      path: '/api/v1/contact-lists?name=b',
+      key: b.key,
+      contentType: 'text/csv',
+      body: 'phone,name\n+14155550100,Bea\n+14155550101,Ben\n',
+    });
     const other = () => call(port, { path: '/api/v1/contacts?limit=25', key: b.key });
     const measure = async (label: string, work: () => Promise<string>) => {
       for (let i = 0; i < 20; i++) await other();
@@ -35,11 +45,21 @@ async function main() {
       const outcome = await work();
       const seconds = ((performance.now() - started) / 1000).toFixed(2);
       const wait = await probe.stop();
-      console.log(`  ${label.padEnd(44)} ${seconds} s; ${outcome}; tenant B's list: p50 ${wait.p50} ms, p99 ${wait.p99} ms, max ${wait.max} ms over ${wait.count} calls ${JSON.stringify(wait.statuses)}`);
+      console.log(
+        `  ${label.padEnd(44)} ${seconds} s; ${outcome}; tenant B's list: p50 ${wait.p50} ms, p99 ${wait.p99} ms, max ${wait.max} ms over ${wait.count} calls ${JSON.stringify(wait.statuses)}`,
+      );
     };
     const importFile = async (key: string, body: Buffer, name: string) => {
-      const result = await call(port, { method: 'POST', path: `/api/v1/contact-lists?name=${name}`, key, contentType: 'text/csv', body });
-      return result.status === 200 ? `200 ${JSON.stringify(JSON.parse(result.body).counts)}` : `${result.status} ${result.body.slice(0, 160)}`;
+      const result = await call(port, {
+        method: 'POST',
+        path: `/api/v1/contact-lists?name=${name}`,
+        key,
+        contentType: 'text/csv',
+        body,
+      });
+      return result.status === 200
+        ? `200 ${JSON.stringify(JSON.parse(result.body).counts)}`
+        : `${result.status} ${result.body.slice(0, 160)}`;
     };
 
     console.log(`${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}; tenant B lists 25 contacts every 10 ms`);
@@ -57,7 +77,9 @@ async function main() {
     await generate(smallPath, PARALLEL_ROWS);
     const small = readFileSync(smallPath);
     await measure(`C imports ${PARALLEL_ROWS.toLocaleString('en-US')} rows ×${PARALLEL} in parallel`, async () => {
-      const results = await Promise.all(Array.from({ length: PARALLEL }, (_, i) => importFile(c.key, small, `parallel-${i}`)));
+      const results = await Promise.all(
+        Array.from({ length: PARALLEL }, (_, i) => importFile(c.key, small, `parallel-${i}`)),
+      );
       const ok = results.filter((r) => r.startsWith('200')).length;
       return `${ok}/${PARALLEL} answered 200${ok < PARALLEL ? `; first failure: ${results.find((r) => !r.startsWith('200'))}` : ''}`;
     });

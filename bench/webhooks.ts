@@ -74,18 +74,36 @@ async function main() {
       child.once('message', (message) => resolve(message as T));
       child.send({ cmd });
     });
-  const { port } = await new Promise<{ port: number }>((resolve) => child.once('message', (m) => resolve(m as { port: number })));
+  const { port } = await new Promise<{ port: number }>((resolve) =>
+    child.once('message', (m) => resolve(m as { port: number })),
+  );
   const url = `http://127.0.0.1:${port}/hooks`;
 
-  const t = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), RATE_LIMIT_PER_MINUTE: '100000' } });
-  const workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), ...(process.env.POLL_SECONDS ? { pollingIntervalSeconds: Number(process.env.POLL_SECONDS) } : {}) });
+  const t = await buildTestApp({
+    env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), RATE_LIMIT_PER_MINUTE: '100000' },
+  });
+  const workers = await startJobWorkers({
+    db: t.infra.database.db,
+    services: t.services,
+    log: pino({ level: 'silent' }),
+    ...(process.env.POLL_SECONDS ? { pollingIntervalSeconds: Number(process.env.POLL_SECONDS) } : {}),
+  });
   const user = await signUp(t.app);
-  const created = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: user.headers, payload: { url, events: ['campaign.started'] } });
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/webhooks',
+    headers: user.headers,
+    payload: { url, events: ['campaign.started'] },
+  });
   if (created.statusCode !== 200) throw new Error(created.body);
   const outbox = createOutboxFactory({ jobs: t.infra.jobs, subscriptions: eventSubscriptions, clock: systemClock });
   const campaignId = '00000000-0000-4000-8000-0000000be7c4';
 
-  console.log(`webhooks bench: ${EVENTS} events, batches of ${BATCH}, ${CONCURRENCY} attempts at once; ${t.infra.database.kind}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `webhooks bench: ${EVENTS} events, batches of ${BATCH}, ${CONCURRENCY} attempts at once; ${t.infra.database.kind}; load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const started = performance.now();
   for (let written = 0; written < EVENTS; written += BATCH) {
     await inTransaction(t.infra.database.db, async (trx) => {
@@ -93,7 +111,13 @@ async function main() {
       for (let i = written; i < Math.min(EVENTS, written + BATCH); i++) {
         // Each event about a subject of its own (as the events of many calls are): none waits for another's first attempt.
         const subject = randomUUID();
-        await tx.emit({ type: 'campaign.started', accountId: user.accountId, subject: { type: 'campaign', id: subject }, data: { campaignId: subject, name: `Campaign ${i}`, agentId: campaignId }, actor: null });
+        await tx.emit({
+          type: 'campaign.started',
+          accountId: user.accountId,
+          subject: { type: 'campaign', id: subject },
+          data: { campaignId: subject, name: `Campaign ${i}`, agentId: campaignId },
+          actor: null,
+        });
       }
     });
     if (PACE_MS > 0) await new Promise((resolve) => setTimeout(resolve, PACE_MS));
@@ -107,8 +131,17 @@ async function main() {
   const serviceMs = performance.now() - started;
   const { latencies } = await ask<{ latencies: number[] }>('latencies');
   latencies.sort((a, b) => a - b);
-  const sample = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${created.json().id}/deliveries?limit=1`, headers: user.headers });
-  const body = JSON.stringify({ id: campaignId, type: 'campaign.started', occurredAt: new Date().toISOString(), data: { campaignId, name: 'Campaign 1', agentId: campaignId } });
+  const sample = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/webhooks/${created.json().id}/deliveries?limit=1`,
+    headers: user.headers,
+  });
+  const body = JSON.stringify({
+    id: campaignId,
+    type: 'campaign.started',
+    occurredAt: new Date().toISOString(),
+    data: { campaignId, name: 'Campaign 1', agentId: campaignId },
+  });
   await workers.stop(10_000);
   await t.services.webhooks.close();
 
@@ -119,7 +152,12 @@ async function main() {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next++ < EVENTS) {
-        const response = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+        const response = await request(url, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json' },
+          dispatcher: agent,
+        });
         await response.body.text();
       }
     }),
@@ -129,13 +167,21 @@ async function main() {
 
   const serviceRate = EVENTS / (serviceMs / 1000);
   const baseRate = EVENTS / (baseMs / 1000);
-  console.log(`events written:          ${(writtenMs / 1000).toFixed(1)} s (${(EVENTS / (writtenMs / 1000)).toFixed(0)}/s, with their fan-out jobs)`);
+  console.log(
+    `events written:          ${(writtenMs / 1000).toFixed(1)} s (${(EVENTS / (writtenMs / 1000)).toFixed(0)}/s, with their fan-out jobs)`,
+  );
   console.log(`service deliveries/s:    ${serviceRate.toFixed(0)}  (${(serviceMs / 1000).toFixed(1)} s for ${EVENTS})`);
-  console.log(`event-to-delivery:       p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms`);
+  console.log(
+    `event-to-delivery:       p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms`,
+  );
   console.log(`bare undici POSTs/s:     ${baseRate.toFixed(0)}  (${(baseMs / 1000).toFixed(1)} s)`);
   console.log(`ratio service/bare:      ${(serviceRate / baseRate).toFixed(3)}`);
   console.log(`one delivery's log entry: ${sample.body.slice(0, 300)}`);
-  console.log(`load after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `load after: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   child.kill();
   await t.close();
 }

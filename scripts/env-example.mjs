@@ -8,7 +8,11 @@ const header = `# Parley's settings. Copy this file to .env and change what you 
 # directory at start (variables already set in the environment win). Every line is commented out, so the defaults
 # apply; the README's Configuration section says more.
 `;
-const plain = (cell) => cell.replace(/`/g, '').replace(/\[([^\]]+)\]\([^)]*\)/g, '$1').trim();
+const plain = (cell) =>
+  cell
+    .replace(/`/g, '')
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+    .trim();
 const entries = [];
 for (const match of section.matchAll(/^\| `([A-Z0-9_]+)` \| ([^|]*) \| (.*) \|$/gm)) {
   const [, name, fallback, description] = match;

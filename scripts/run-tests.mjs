@@ -16,7 +16,11 @@ const PRELOAD = fileURLToPath(new URL('./preload-dependencies.mjs', import.meta.
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
 const SUMMARY_LINE = /^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [\d.]+$/;
 // How long each file took last time: the longest start first, so a slow file does not start last.
-const DURATIONS_FILE = join(tmpdir(), 'parley-test', `durations-${process.env.DATABASE_URL ? 'postgres' : 'pglite'}.json`);
+const DURATIONS_FILE = join(
+  tmpdir(),
+  'parley-test',
+  `durations-${process.env.DATABASE_URL ? 'postgres' : 'pglite'}.json`,
+);
 
 function findTests(dir) {
   let found = [];
@@ -76,9 +80,19 @@ function runFile(file) {
       }
       const status = timedOut
         ? ` (stopped: still running after ${FILE_TIMEOUT_MS / 1000} s)`
-        : ok ? '' : signal ? ` (killed by ${signal})` : ` (exit code ${code})`;
+        : ok
+          ? ''
+          : signal
+            ? ` (killed by ${signal})`
+            : ` (exit code ${code})`;
       const body = lines.join('\n').trim();
-      resolve({ file, ms, counts, ok, text: `${ok ? '▶' : '✖'} ${file} (${(ms / 1000).toFixed(1)} s)${status}\n${body}\n` });
+      resolve({
+        file,
+        ms,
+        counts,
+        ok,
+        text: `${ok ? '▶' : '✖'} ${file} (${(ms / 1000).toFixed(1)} s)${status}\n${body}\n`,
+      });
     });
   });
 }
@@ -133,7 +147,10 @@ await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, wo
 
 try {
   mkdirSync(join(tmpdir(), 'parley-test'), { recursive: true });
-  writeFileSync(DURATIONS_FILE, JSON.stringify({ ...durations, ...Object.fromEntries(results.map((r) => [r.file, r.ms])) }));
+  writeFileSync(
+    DURATIONS_FILE,
+    JSON.stringify({ ...durations, ...Object.fromEntries(results.map((r) => [r.file, r.ms])) }),
+  );
 } catch {
   // only an ordering hint
 }

@@ -89,7 +89,8 @@ async function createUser(auth: Services['auth'], email: string) {
       code: 0,
     };
   } catch (error) {
-    if (error instanceof AppError && error.code === 'conflict') return { message: `A user with the email ${email} already exists.`, code: 2 };
+    if (error instanceof AppError && error.code === 'conflict')
+      return { message: `A user with the email ${email} already exists.`, code: 2 };
     throw error;
   }
 }

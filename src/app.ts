@@ -15,7 +15,13 @@ import {
 } from './http/errors.js';
 import { resolveAuth } from './http/auth.js';
 import { allow, checkAccess, routeAccess, type Access } from './http/access.js';
-import { countFailedAuthentication, createRateLimits, enforceHealthRateLimit, enforceRateLimit, refuseBlockedClient } from './http/rate-limit.js';
+import {
+  countFailedAuthentication,
+  createRateLimits,
+  enforceHealthRateLimit,
+  enforceRateLimit,
+  refuseBlockedClient,
+} from './http/rate-limit.js';
 import { checkRequestText, createValidatorCompiler, registerJsonBodyParser } from './http/validation.js';
 import { registerCsvBodyParser } from './http/csv-body.js';
 import { docsUiOptions, openApiOptions, registerSharedSchemas } from './http/openapi.js';
@@ -145,8 +151,10 @@ export async function buildApp(options: BuildAppOptions) {
   const routes: RegisteredRoute[] = [];
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/api/v1/')) return;
-    if (!route.config?.access) throw new Error(`Route ${String(route.method)} ${route.url} declares no access (config.access)`);
-    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, access: route.config.access });
+    if (!route.config?.access)
+      throw new Error(`Route ${String(route.method)} ${route.url} declares no access (config.access)`);
+    for (const method of [route.method].flat())
+      if (method !== 'HEAD') routes.push({ method, url: route.url, access: route.config.access });
   });
 
   const authenticators = { apiKey: services.apiKeys.authenticate, session: services.auth.authenticateSession };
@@ -168,9 +176,11 @@ export async function buildApp(options: BuildAppOptions) {
     if (counted) refuseBlockedClient(request, reply, limits);
     if (access.kind !== 'provider') {
       // On public routes credentials are optional: a stale cookie must not stop anyone from signing in again.
-      const callToken = access.kind === 'account' && access.callToken ? { callToken: services.llmProxy.authenticateCallToken } : {};
+      const callToken =
+        access.kind === 'account' && access.callToken ? { callToken: services.llmProxy.authenticateCallToken } : {};
       const auth = await resolveAuth(request, { ...authenticators, ...callToken }).catch(async (error: unknown) => {
-        if (error instanceof AppError && error.code === 'unauthorized') await countFailedAuthentication(request, reply, limits);
+        if (error instanceof AppError && error.code === 'unauthorized')
+          await countFailedAuthentication(request, reply, limits);
         if (access.kind === 'public') return null;
         throw error;
       });
@@ -191,12 +201,20 @@ export async function buildApp(options: BuildAppOptions) {
 
   await app.register(
     async (api) => {
-      api.get('/', { config: { access: allow.public }, schema: { hide: true } }, async () => ({ name: 'Parley', ...docsLinks }));
+      api.get('/', { config: { access: allow.public }, schema: { hide: true } }, async () => ({
+        name: 'Parley',
+        ...docsLinks,
+      }));
       healthRoutes(api as App, services);
-      api.get('/v1/openapi.json', { config: { access: allow.public }, schema: { hide: true } }, async () => app.swagger());
-      await api.register(async (v1) => {
-        for (const register of v1Modules) register(v1 as App, services);
-      }, { prefix: '/v1' });
+      api.get('/v1/openapi.json', { config: { access: allow.public }, schema: { hide: true } }, async () =>
+        app.swagger(),
+      );
+      await api.register(
+        async (v1) => {
+          for (const register of v1Modules) register(v1 as App, services);
+        },
+        { prefix: '/v1' },
+      );
     },
     { prefix: '/api' },
   );

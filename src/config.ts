@@ -32,7 +32,7 @@ export type RegistrationPolicy = (typeof REGISTRATION_POLICIES)[number];
 
 /** Where recordings and other files go: a directory (the default) or an S3-compatible bucket. */
 export type StorageConfig =
-  | { driver: 'local'; /** null when DATA_DIR is ":memory:" and STORAGE_DIR is unset. */ dir: string | null }
+  | { driver: 'local' /** null when DATA_DIR is ":memory:" and STORAGE_DIR is unset. */; dir: string | null }
   | {
       driver: 's3';
       bucket: string;
@@ -180,7 +180,8 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min)
+    throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return value;
 }
 
@@ -241,7 +242,8 @@ function url(env: NodeJS.ProcessEnv, name: string): string | null {
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   return raw as T;
 }
 
@@ -276,7 +278,9 @@ function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
   const accessKeyId = text(env, 'S3_ACCESS_KEY_ID');
   const secretAccessKey = text(env, 'S3_SECRET_ACCESS_KEY');
   if (!accessKeyId !== !secretAccessKey) {
-    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (or neither, for the default AWS credentials)');
+    throw new ConfigError(
+      'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (or neither, for the default AWS credentials)',
+    );
   }
   return {
     driver,
@@ -291,7 +295,8 @@ function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
 function callsConfig(env: NodeJS.ProcessEnv): CallsConfig {
   const maxDurationSeconds = int(env, 'CALLS_MAX_DURATION_SECONDS', 600, 10);
   // A call runs as one job; the job queue fails jobs older than 4 hours.
-  if (maxDurationSeconds > 3 * 3600) throw new ConfigError('CALLS_MAX_DURATION_SECONDS must be at most 10800 (3 hours)');
+  if (maxDurationSeconds > 3 * 3600)
+    throw new ConfigError('CALLS_MAX_DURATION_SECONDS must be at most 10800 (3 hours)');
   return {
     voiceProvider: oneOf(env, 'VOICE_PROVIDER', ['sim'], 'sim'),
     maxConcurrentPerAccount: int(env, 'CALLS_MAX_CONCURRENT_PER_ACCOUNT', 5, 1),
@@ -313,7 +318,10 @@ function pricesByCountry(env: NodeJS.ProcessEnv, name: string, fallback: string)
   const prices: Record<string, string> = {};
   for (const entry of raw.split(',')) {
     const match = /^\s*([A-Z]{2}|\*)\s*=\s*(\d{1,6}(?:\.\d{1,2})?)\s*$/.exec(entry);
-    if (!match) throw new ConfigError(`${name}: "${entry.trim()}" is not COUNTRY=PRICE (e.g. US=1.15, or *=2.00 for every other country)`);
+    if (!match)
+      throw new ConfigError(
+        `${name}: "${entry.trim()}" is not COUNTRY=PRICE (e.g. US=1.15, or *=2.00 for every other country)`,
+      );
     // Written as the database answers money of two decimals: 2 -> 2.00.
     const [whole, cents = ''] = match[2]!.split('.');
     prices[match[1]!] = `${Number(whole)}.${cents.padEnd(2, '0')}`;

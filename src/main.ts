@@ -15,7 +15,14 @@ import { ConfigError, loadConfig, loadDotEnv, type Config, type Role } from './c
 import { buildApp } from './app.js';
 import { systemClock } from './lib/clock.js';
 import { createServices } from './services.js';
-import { createLogger, openInfrastructure, openStorage, DataDirInUseError, StartupError, type Infrastructure } from './runtime.js';
+import {
+  createLogger,
+  openInfrastructure,
+  openStorage,
+  DataDirInUseError,
+  StartupError,
+  type Infrastructure,
+} from './runtime.js';
 import { startJobWorkers, type JobWorkers } from './jobs/workers.js';
 import { seedDemo } from './demo/demo.js';
 
@@ -31,13 +38,16 @@ function fail(message: string, code: number): never {
 function readArgs(): { role: Role; demo: boolean } {
   let values: { role?: string; demo?: boolean };
   try {
-    values = parseArgs({ options: { role: { type: 'string', default: 'all' }, demo: { type: 'boolean', default: false } } }).values;
+    values = parseArgs({
+      options: { role: { type: 'string', default: 'all' }, demo: { type: 'boolean', default: false } },
+    }).values;
   } catch (error) {
     fail(`${(error as Error).message}. Options: --role ${ROLES.join('|')}, --demo.`, 2);
   }
   const role = values.role as Role;
   if (!ROLES.includes(role)) fail(`--role must be one of ${ROLES.join(', ')} (got "${values.role}")`, 2);
-  if (values.demo && role !== 'all' && role !== 'api') fail('--demo needs the HTTP API: use it with the role all or api.', 2);
+  if (values.demo && role !== 'all' && role !== 'api')
+    fail('--demo needs the HTTP API: use it with the role all or api.', 2);
   return { role, demo: values.demo === true };
 }
 
@@ -95,7 +105,8 @@ function explainStartError(error: unknown): string | null {
   if (code === 'EADDRINUSE') {
     return `Port ${config.port} on ${config.host} is already in use by another program: stop it, or set PORT to a free port (PORT=0 picks one).`;
   }
-  if (code === 'EACCES') return `This user may not listen on port ${config.port}: set PORT to 1024 or above, or run behind a proxy.`;
+  if (code === 'EACCES')
+    return `This user may not listen on port ${config.port}: set PORT to 1024 or above, or run behind a proxy.`;
   if (code === 'EADDRNOTAVAIL') {
     return `HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (127.0.0.1, or 0.0.0.0 for every interface).`;
   }
@@ -137,7 +148,10 @@ const infra = await openInfrastructure(config, { log }).catch((error) => abortSt
 if (infra.appliedMigrations.length > 0) log.info({ applied: infra.appliedMigrations }, 'migrations applied');
 
 async function startRole(infra: Infrastructure) {
-  const built = role === 'all' || role === 'api' ? await buildApp({ config, ...infra, clock: systemClock, loggerInstance: log }) : null;
+  const built =
+    role === 'all' || role === 'api'
+      ? await buildApp({ config, ...infra, clock: systemClock, loggerInstance: log })
+      : null;
   try {
     const services = built?.services ?? createServices({ config, ...infra, clock: systemClock }, { log });
     const url = built ? await built.app.listen({ host: config.host, port: config.port }) : null;

@@ -7,7 +7,12 @@ import { migrate } from './db/migrate.js';
 import { openJobQueue, type JobQueue } from './jobs/queue.js';
 import { createMemoryCounterStore, createRedisCounterStore, type CounterStore } from './lib/counter-store.js';
 import { createLocalBus, createRedisBus, type InvalidationBus } from './lib/invalidation-bus.js';
-import { createLocalBroadcast, createPostgresBroadcast, createRedisBroadcast, type Broadcast } from './lib/broadcast.js';
+import {
+  createLocalBroadcast,
+  createPostgresBroadcast,
+  createRedisBroadcast,
+  type Broadcast,
+} from './lib/broadcast.js';
 import { createLlmClient, type LlmClient } from './providers/llm/index.js';
 import { createTtsProvider, type TtsProvider } from './providers/tts/index.js';
 import { createObjectStorage, type ObjectStorage } from './providers/storage/index.js';
@@ -22,7 +27,10 @@ const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers[
  * The process's logger: readable lines on a terminal (or LOG_FORMAT=pretty), one JSON object a line otherwise
  * (what log collectors read). Pretty output is written synchronously, so nothing is lost on exit.
  */
-export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>, base: Record<string, unknown> = {}): Logger {
+export function createLogger(
+  config: Pick<Config, 'logLevel' | 'logFormat'>,
+  base: Record<string, unknown> = {},
+): Logger {
   const readable = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true);
   const options = { level: config.logLevel, base, redact: REDACT };
   if (!readable) return pino(options);
@@ -32,7 +40,15 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>, bas
 /** A start that cannot go on for a reason the operator fixes: said in one sentence, without a stack (exit code 2). */
 export class StartupError extends Error {}
 
-const NETWORK_ERRORS = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET'];
+const NETWORK_ERRORS = [
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+];
 const FILE_ERRORS = ['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'ENOSPC'];
 
 /** The errno-style code of an error, or of the first of an AggregateError's (Node tries IPv4 and IPv6 in turn). */
@@ -60,7 +76,9 @@ function databaseStartError(error: unknown, config: Config): StartupError | null
       return new StartupError(`PostgreSQL at ${where} refused the user or password of DATABASE_URL: fix them.`);
     }
     if (code === '3D000') {
-      return new StartupError(`The database named in DATABASE_URL does not exist on ${where}: create it (createdb), or fix DATABASE_URL.`);
+      return new StartupError(
+        `The database named in DATABASE_URL does not exist on ${where}: create it (createdb), or fix DATABASE_URL.`,
+      );
     }
     return null;
   }
@@ -84,7 +102,9 @@ async function connectRedis(redisUrl: string): Promise<Redis> {
   } catch (error) {
     redis.disconnect();
     const code = errorCode(lastError) ?? errorCode(error) ?? (error as Error).message;
-    throw new StartupError(`Cannot reach Redis at ${endpoint(redisUrl, 6379)} (${code}): start it, fix REDIS_URL, or unset it to keep counters in memory.`);
+    throw new StartupError(
+      `Cannot reach Redis at ${endpoint(redisUrl, 6379)} (${code}): start it, fix REDIS_URL, or unset it to keep counters in memory.`,
+    );
   }
   redis.off('error', quiet);
   return redis;
@@ -172,7 +192,11 @@ function lockDataDirOrExplain(config: Config) {
 
 /** The providers the configuration names; nothing connects until first used. */
 export function createProviders(config: Config): Providers {
-  return { objects: createObjectStorage(config.storage), llm: createLlmClient(config.llm), tts: createTtsProvider(config.tts) };
+  return {
+    objects: createObjectStorage(config.storage),
+    llm: createLlmClient(config.llm),
+    tts: createTtsProvider(config.tts),
+  };
 }
 
 /** Storage, plus Redis when configured (shared counters); what the api and worker roles run on. */
@@ -195,7 +219,9 @@ export async function openInfrastructure(config: Config, options: Infrastructure
   const broadcast = redis
     ? await createRedisBroadcast(redis, options.redisKeyPrefix ?? 'parley:')
     : config.databaseUrl
-      ? await createPostgresBroadcast(config.databaseUrl, (error) => options.log?.warn({ err: error }, 'broadcast connection error'))
+      ? await createPostgresBroadcast(config.databaseUrl, (error) =>
+          options.log?.warn({ err: error }, 'broadcast connection error'),
+        )
       : createLocalBroadcast();
   return {
     ...storage,

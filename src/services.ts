@@ -62,7 +62,6 @@ export interface CoreDeps {
   providers: Providers;
 }
 
-
 /**
  * The composition root: every repo and service, built once from plain factories. A service gets its own repo and,
  * from other modules, only the narrow slice of their services it uses.
@@ -77,7 +76,9 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
 
   const auth = createAuthService({ repo: createAuthRepo(db, outbox), clock, config, counters });
   // Contacts and the do-not-call list lean on each other (flags and list); each reaches the other through its service.
-  const dncForContacts: Pick<DncService, 'listedNumbersQuery'> = { listedNumbersQuery: (accountId) => dnc.listedNumbersQuery(accountId) };
+  const dncForContacts: Pick<DncService, 'listedNumbersQuery'> = {
+    listedNumbersQuery: (accountId) => dnc.listedNumbersQuery(accountId),
+  };
   const contacts = createContactsService({
     repo: createContactsRepo(db, outbox),
     db,
@@ -89,12 +90,30 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     accounts: auth,
     dnc: dncForContacts,
   });
-  const dnc = createDncService({ repo: createDncRepo(db, outbox), db, databaseKind, outbox, config, clock, accounts: auth, contacts });
+  const dnc = createDncService({
+    repo: createDncRepo(db, outbox),
+    db,
+    databaseKind,
+    outbox,
+    config,
+    clock,
+    accounts: auth,
+    contacts,
+  });
   // Agents check their voice and live model against the voices module, built below with the catalog.
-  const choicesForAgents: Pick<VoicesService, 'checkAgentChoices'> = { checkAgentChoices: (input) => voices.checkAgentChoices(input) };
+  const choicesForAgents: Pick<VoicesService, 'checkAgentChoices'> = {
+    checkAgentChoices: (input) => voices.checkAgentChoices(input),
+  };
   // Agents show the state of their knowledge index; knowledge reads and saves agents.
-  const knowledgeForAgents: Pick<KnowledgeService, 'indexState'> = { indexState: (...args) => knowledge.indexState(...args) };
-  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock, choices: choicesForAgents, knowledge: knowledgeForAgents });
+  const knowledgeForAgents: Pick<KnowledgeService, 'indexState'> = {
+    indexState: (...args) => knowledge.indexState(...args),
+  };
+  const agents = createAgentsService({
+    repo: createAgentsRepo(db, outbox),
+    clock,
+    choices: choicesForAgents,
+    knowledge: knowledgeForAgents,
+  });
   const knowledge = createKnowledgeService({
     repo: createKnowledgeRepo(db, outbox),
     clock,
@@ -103,8 +122,17 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     log: log.child({ component: 'knowledge' }),
   });
   // Phone numbers and calls lean on each other (reputation from call history; a call's number and inbound routing).
-  const callsForNumbers: Pick<CallsService, 'numberActivity'> = { numberActivity: (...args) => calls.numberActivity(...args) };
-  const numbers = createNumbersService({ repo: createNumbersRepo(db, outbox), clock, config, accounts: auth, agents, calls: callsForNumbers });
+  const callsForNumbers: Pick<CallsService, 'numberActivity'> = {
+    numberActivity: (...args) => calls.numberActivity(...args),
+  };
+  const numbers = createNumbersService({
+    repo: createNumbersRepo(db, outbox),
+    clock,
+    config,
+    accounts: auth,
+    agents,
+    calls: callsForNumbers,
+  });
   const dispositions = createDispositionsService({ repo: createDispositionsRepo(db, outbox), clock });
   const catalog = createCatalogService({ repo: createCatalogRepo(db, outbox), clock });
   const voices = createVoicesService({ tts: providers.tts, objects: providers.objects, catalog });
@@ -180,7 +208,13 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     agentTemplates,
     knowledge,
     llmProxy,
-    webhooks: createWebhooksService({ repo: createWebhooksRepo(db, outbox), clock, config: config.webhooks, calls, publicOrigin: config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host}:${config.port}` }),
+    webhooks: createWebhooksService({
+      repo: createWebhooksRepo(db, outbox),
+      clock,
+      config: config.webhooks,
+      calls,
+      publicOrigin: config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host}:${config.port}`,
+    }),
     campaigns,
   };
 }

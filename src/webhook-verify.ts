@@ -13,12 +13,18 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
 
 export type WebhookVerification =
   | { valid: true; deliveryId: string | null; event: string | null; timestamp: number }
-  | { valid: false; reason: 'missing_signature' | 'malformed_signature' | 'timestamp_out_of_tolerance' | 'signature_mismatch' };
+  | {
+      valid: false;
+      reason: 'missing_signature' | 'malformed_signature' | 'timestamp_out_of_tolerance' | 'signature_mismatch';
+    };
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
   const record = headers as Record<string, string | string[] | undefined>;
-  const value = record[name] ?? record[name.toLowerCase()] ?? Object.entries(record).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
+  const value =
+    record[name] ??
+    record[name.toLowerCase()] ??
+    Object.entries(record).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
   return Array.isArray(value) ? value[0] : value;
 }
 
@@ -41,9 +47,15 @@ export function verifyWebhook(
   }
   if (timestamp === null || candidates.length === 0) return { valid: false, reason: 'malformed_signature' };
   const now = options.nowSec ?? Math.floor(Date.now() / 1000);
-  if (Math.abs(now - timestamp) > (options.toleranceSec ?? 300)) return { valid: false, reason: 'timestamp_out_of_tolerance' };
+  if (Math.abs(now - timestamp) > (options.toleranceSec ?? 300))
+    return { valid: false, reason: 'timestamp_out_of_tolerance' };
   const expected = createHmac('sha256', secret).update(rawBody).digest();
   const matches = candidates.some((candidate) => timingSafeEqual(Buffer.from(candidate, 'hex'), expected));
   if (!matches) return { valid: false, reason: 'signature_mismatch' };
-  return { valid: true, deliveryId: header(headers, 'x-service-delivery') ?? null, event: header(headers, 'x-service-event') ?? null, timestamp };
+  return {
+    valid: true,
+    deliveryId: header(headers, 'x-service-delivery') ?? null,
+    event: header(headers, 'x-service-event') ?? null,
+    timestamp,
+  };
 }

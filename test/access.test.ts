@@ -17,7 +17,10 @@ after(async () => t.close());
 /** A signed-in user with `role` in the owner's account (memberships are inserted until the team API exists). */
 async function memberWithRole(owner: SignedUp, role: MemberRole) {
   const user = await signUp(t.app);
-  await t.infra.database.db.insertInto('memberships').values({ account_id: owner.accountId, user_id: user.userId, role }).execute();
+  await t.infra.database.db
+    .insertInto('memberships')
+    .values({ account_id: owner.accountId, user_id: user.userId, role })
+    .execute();
   const switched = await t.app.inject({
     method: 'POST',
     url: '/api/v1/auth/switch-account',
@@ -31,7 +34,8 @@ async function memberWithRole(owner: SignedUp, role: MemberRole) {
 const SOME_ID = '00000000-0000-4000-8000-000000000001';
 const concrete = (url: string) => url.replace(/:phone\b/, '%2B14155550000').replace(/:[a-zA-Z]+/g, SOME_ID);
 // Signing out last, so the walk keeps its sessions until the end.
-const signOutLast = (a: RegisteredRoute, b: RegisteredRoute) => Number(a.url.endsWith('/logout')) - Number(b.url.endsWith('/logout'));
+const signOutLast = (a: RegisteredRoute, b: RegisteredRoute) =>
+  Number(a.url.endsWith('/logout')) - Number(b.url.endsWith('/logout'));
 
 function send(route: RegisteredRoute, headers: Record<string, string>) {
   return t.app.inject({
@@ -42,11 +46,16 @@ function send(route: RegisteredRoute, headers: Record<string, string>) {
   });
 }
 
-test('every route declares its access, and the matrix decides each role\'s answer', async () => {
+test("every route declares its access, and the matrix decides each role's answer", async () => {
   assert.ok(t.routes.length >= 30, `${t.routes.length} routes registered`);
   const owner = await signUp(t.app);
   const sessions = Object.fromEntries(
-    await Promise.all(MEMBER_ROLES.map(async (role) => [role, role === 'owner' ? { cookie: owner.cookie } : await memberWithRole(owner, role)])),
+    await Promise.all(
+      MEMBER_ROLES.map(async (role) => [
+        role,
+        role === 'owner' ? { cookie: owner.cookie } : await memberWithRole(owner, role),
+      ]),
+    ),
   ) as Record<MemberRole, { cookie: string }>;
   const accountRoutes = t.routes.filter((route) => route.access.kind === 'account').sort(signOutLast);
   const wrong: string[] = [];
@@ -57,7 +66,9 @@ test('every route declares its access, and the matrix decides each role\'s answe
       const allowed = roleMayTake(role, route.access.action);
       const refused = response.statusCode === 403;
       if (allowed === refused || response.statusCode === 401 || response.statusCode >= 500) {
-        wrong.push(`${role} ${route.method} ${route.url} (${route.access.action}): ${response.statusCode} ${response.body.slice(0, 120)}`);
+        wrong.push(
+          `${role} ${route.method} ${route.url} (${route.access.action}): ${response.statusCode} ${response.body.slice(0, 120)}`,
+        );
       }
       if (refused) assert.equal(errorBody(response).error, 'forbidden');
     }
@@ -71,20 +82,32 @@ test('API keys act as admins: key management yes, nothing an owner alone may do'
   for (const route of t.routes) {
     if (route.access.kind !== 'account' || route.access.action === 'self.manage') continue;
     const response = await send(route, owner.headers);
-    assert.equal(response.statusCode === 403, !roleMayTake('admin', route.access.action), `${route.method} ${route.url}: ${response.statusCode}`);
+    assert.equal(
+      response.statusCode === 403,
+      !roleMayTake('admin', route.access.action),
+      `${route.method} ${route.url}: ${response.statusCode}`,
+    );
   }
 });
 
 test('platform-administration routes answer only a signed-in platform administrator', async () => {
   const owner = await signUp(t.app);
   const operator = await signUp(t.app);
-  await t.infra.database.db.updateTable('users').set({ is_platform_admin: true }).where('id', '=', operator.userId).execute();
+  await t.infra.database.db
+    .updateTable('users')
+    .set({ is_platform_admin: true })
+    .where('id', '=', operator.userId)
+    .execute();
   const adminRoutes = t.routes.filter((route) => route.access.kind === 'platformAdmin');
   assert.ok(adminRoutes.length > 0);
   const wrong: string[] = [];
   for (const route of adminRoutes) {
     // An account owner is no platform administrator, and API keys never are (the flag belongs to a signed-in user).
-    for (const [who, headers] of [['owner', { cookie: owner.cookie }], ['owner key', owner.headers], ['operator key', operator.headers]] as const) {
+    for (const [who, headers] of [
+      ['owner', { cookie: owner.cookie }],
+      ['owner key', owner.headers],
+      ['operator key', operator.headers],
+    ] as const) {
       const response = await send(route, headers);
       if (response.statusCode !== 403) wrong.push(`${who} ${route.method} ${route.url}: ${response.statusCode}`);
       else assert.equal(errorBody(response).error, 'forbidden');
@@ -115,7 +138,12 @@ test('encoded, doubled and dotted spellings of a path get the same access check 
     const anonymous = await t.app.inject({ method: 'GET', url });
     assert.ok([401, 404].includes(anonymous.statusCode), `${url}: ${anonymous.statusCode}`);
     errorBody(anonymous);
-    const write = await t.app.inject({ method: 'POST', url, headers: { cookie: viewer.cookie }, payload: { name: 'sneaky' } });
+    const write = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { cookie: viewer.cookie },
+      payload: { name: 'sneaky' },
+    });
     assert.ok([403, 404].includes(write.statusCode), `${url}: ${write.statusCode}`);
     errorBody(write);
   }
@@ -128,12 +156,14 @@ test('encoded, doubled and dotted spellings of a path get the same access check 
   assert.equal(listed.json().total, 0, 'nothing was created by the viewer');
 });
 
-test('an absolute-form request target gets the route\'s access check', async () => {
+test("an absolute-form request target gets the route's access check", async () => {
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = new URL(address);
   const raw = await new Promise<string>((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1', () => {
-      socket.write(`GET http://127.0.0.1:${port}/api/v1/agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+      socket.write(
+        `GET http://127.0.0.1:${port}/api/v1/agents HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+      );
     });
     let text = '';
     socket.on('data', (chunk) => (text += chunk));

@@ -55,7 +55,10 @@ test('grant and revoke the platform-admin flag by email; the user sees it on the
 
   const granted = await admin('grant-platform-admin', 'ops.lead@example.com');
   assert.equal(granted.code, 0, granted.stderr);
-  assert.equal(granted.stdout.trim(), 'Ops.Lead@Example.com is now a platform administrator; it takes effect on their next request.');
+  assert.equal(
+    granted.stdout.trim(),
+    'Ops.Lead@Example.com is now a platform administrator; it takes effect on their next request.',
+  );
   const again = await admin('grant-platform-admin', 'Ops.Lead@Example.com');
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, /was already a platform administrator; nothing changed/);
@@ -63,15 +66,26 @@ test('grant and revoke the platform-admin flag by email; the user sees it on the
   await withApp(async (app) => {
     const me = await app.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } });
     assert.equal(me.json().user.isPlatformAdmin, true);
-    const models = await app.app.inject({ method: 'GET', url: '/api/v1/admin/models/llm', headers: { cookie: user.cookie } });
+    const models = await app.app.inject({
+      method: 'GET',
+      url: '/api/v1/admin/models/llm',
+      headers: { cookie: user.cookie },
+    });
     assert.equal(models.statusCode, 200, models.body);
   });
 
   const revoked = await admin('revoke-platform-admin', 'ops.lead@example.com');
   assert.equal(revoked.code, 0, revoked.stderr);
-  assert.equal(revoked.stdout.trim(), 'Ops.Lead@Example.com is no longer a platform administrator; it takes effect on their next request.');
+  assert.equal(
+    revoked.stdout.trim(),
+    'Ops.Lead@Example.com is no longer a platform administrator; it takes effect on their next request.',
+  );
   await withApp(async (app) => {
-    const models = await app.app.inject({ method: 'GET', url: '/api/v1/admin/models/llm', headers: { cookie: user.cookie } });
+    const models = await app.app.inject({
+      method: 'GET',
+      url: '/api/v1/admin/models/llm',
+      headers: { cookie: user.cookie },
+    });
     assert.equal(models.statusCode, 403);
   });
 });
@@ -82,7 +96,12 @@ test('an unknown email or a bad command exits 2 with a message and changes nothi
   assert.equal(unknown.stdout, '');
   assert.match(unknown.stderr, /No user has the email nobody@example\.com/);
 
-  for (const args of [[], ['grant-platform-admin'], ['make-admin', 'a@example.com'], ['grant-platform-admin', 'a@example.com', 'extra']]) {
+  for (const args of [
+    [],
+    ['grant-platform-admin'],
+    ['make-admin', 'a@example.com'],
+    ['grant-platform-admin', 'a@example.com', 'extra'],
+  ]) {
     const result = await admin(...args);
     assert.equal(result.code, 2, args.join(' '));
     assert.match(result.stderr, /Usage:\n {2}npm run admin -- grant-platform-admin <email>/);
@@ -96,12 +115,17 @@ test('an unknown email or a bad command exits 2 with a message and changes nothi
 test('create-user makes a user and its account with a printed password; a taken email exits 2', async () => {
   const created = await admin('create-user', 'newhire@example.com');
   assert.equal(created.code, 0, created.stderr);
-  const match = /^Created newhire@example\.com with the password (\S+) \(account ([0-9a-f-]{36})\); they can change it after signing in\.$/.exec(
-    created.stdout.trim(),
-  );
+  const match =
+    /^Created newhire@example\.com with the password (\S+) \(account ([0-9a-f-]{36})\); they can change it after signing in\.$/.exec(
+      created.stdout.trim(),
+    );
   assert.ok(match, created.stdout);
   await withApp(async (app) => {
-    const login = await app.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'newhire@example.com', password: match[1] } });
+    const login = await app.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: 'newhire@example.com', password: match[1] },
+    });
     assert.equal(login.statusCode, 200, login.body);
     assert.equal(login.json().accountId, match[2]);
   });

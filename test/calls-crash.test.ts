@@ -26,7 +26,15 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', TTS_PROVIDER: 'none', CALLS_HEARTBEAT_STALE_SECONDS: '2', ...env },
+    env: {
+      ...inherited,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      TTS_PROVIDER: 'none',
+      CALLS_HEARTBEAT_STALE_SECONDS: '2',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -58,7 +66,10 @@ async function crashMidCall(env: Record<string, string>) {
   const send = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${base}${path}`, {
       method,
-      headers: { ...(body === undefined ? {} : { 'content-type': typeof body === 'string' ? 'text/csv' : 'application/json' }), ...headers },
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': typeof body === 'string' ? 'text/csv' : 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
@@ -70,10 +81,18 @@ async function crashMidCall(env: Record<string, string>) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: `crash-${Date.now()}@example.com`, password: 'correct horse battery' }),
   });
-  const cookie = register.headers.getSetCookie().find((c) => c.startsWith('vsid='))!.split(';')[0]!;
+  const cookie = register.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('vsid='))!
+    .split(';')[0]!;
   const { key } = await send('POST', '/api-keys', { name: 'crash' }, { cookie });
   const auth = { authorization: `Bearer ${key}` };
-  const agent = await send('POST', '/agents', { name: 'Steady', status: 'active', firstMessage: 'Hello, this is Steady from Acme calling about your account.' }, auth);
+  const agent = await send(
+    'POST',
+    '/agents',
+    { name: 'Steady', status: 'active', firstMessage: 'Hello, this is Steady from Acme calling about your account.' },
+    auth,
+  );
   await send('POST', '/phone-numbers', { number: '+14155552671' }, auth);
   const { listId } = await send('POST', '/contact-lists?name=L&defaultCountry=US', 'Phone\n+14155550110\n', auth);
   const [contact] = (await send('GET', `/contacts?listId=${listId}`, undefined, auth)).contacts;
@@ -109,10 +128,14 @@ async function crashMidCall(env: Record<string, string>) {
     assert.ok(call.transcript.length >= 1, 'what was said stays');
     const kinds = call.costItems.map((item: { kind: string }) => item.kind);
     assert.ok(kinds.includes('telephony') && kinds.includes('platform'), `costs to that moment: ${kinds}`);
-    const events = (await again(`/calls/${callId}/events?limit=500`)).events as Array<{ type: string; data: { endReason?: string } }>;
+    const events = (await again(`/calls/${callId}/events?limit=500`)).events as Array<{
+      type: string;
+      data: { endReason?: string };
+    }>;
     assert.equal(events.at(-1)!.type, 'call.failed');
     assert.equal(events.at(-1)!.data.endReason, 'worker_lost');
-    for (const status of ['dialing', 'ringing', 'connected']) assert.equal((await again(`/calls?status=${status}`)).total, 0, `no call left ${status}`);
+    for (const status of ['dialing', 'ringing', 'connected'])
+      assert.equal((await again(`/calls?status=${status}`)).total, 0, `no call left ${status}`);
   } finally {
     second.child.kill('SIGTERM');
     await second.exited;
@@ -128,10 +151,15 @@ test('on PGlite: a call cut off by SIGKILL is closed as worker_lost when the ser
   }
 });
 
-test('on PostgreSQL: the same, found by its stale heartbeat', { skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set' }, async () => {
+test('on PostgreSQL: the same, found by its stale heartbeat', {
+  skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set',
+}, async () => {
   const database = await createTestDatabase();
   try {
-    await crashMidCall({ DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
+    await crashMidCall({
+      DATABASE_URL: database.url!,
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    });
   } finally {
     await database.drop();
   }

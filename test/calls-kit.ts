@@ -16,11 +16,15 @@ export const SALES_AGENT = {
   name: 'Sales Sally',
   status: 'active',
   firstMessage: 'Hi, this is Sally from Acme. Do you have a minute?',
-  playbook: '1. Say "We help teams book more demos with AI phone agents."\n2. Ask "Would you like a short demo next week?"',
+  playbook:
+    '1. Say "We help teams book more demos with AI phone agents."\n2. Ask "Would you like a short demo next week?"',
   faq: 'How much does it cost? It starts at 49 dollars a month.',
   objections: 'too expensive -> "Most teams earn it back in the first month."',
   closers: '"Great, I will send you an invite."',
-  voicemail: { action: 'leave_message', message: 'Hi, this is Sally from Acme. Please call us back at your convenience.' },
+  voicemail: {
+    action: 'leave_message',
+    message: 'Hi, this is Sally from Acme. Please call us back at your convenience.',
+  },
 };
 
 export interface CallsKit {
@@ -37,7 +41,12 @@ export async function startCallsApp(options: TestAppOptions & { speedup?: number
     clock,
     env: { RATE_LIMIT_PER_MINUTE: '100000', VOICE_PROVIDER_SECRET: 'provider-secret-for-tests', ...options.env },
   });
-  const workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  const workers = await startJobWorkers({
+    db: t.infra.database.db,
+    services: t.services,
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
   const kit: CallsKit = {
     t,
     clock,
@@ -54,7 +63,12 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 export function api(t: TestApp, who: { headers: Record<string, string> }) {
   const send = (method: Method, url: string, payload?: unknown) =>
-    t.app.inject({ method, url: `/api/v1${url}`, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+    t.app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers: who.headers,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
   return {
     send,
     async ok(method: Method, url: string, payload?: unknown) {
@@ -88,7 +102,10 @@ export async function callingAccount(
   const { ok } = api(t, user);
   const created = await ok('POST', '/agents', agent);
   const number = await ok('POST', '/phone-numbers', { number: nextCallerNumber() });
-  const csv = ['First Name,Phone,Persona', ...people.map((p, i) => `${p.firstName ?? `Person${i}`},${p.phone},${p.persona ?? ''}`)].join('\n');
+  const csv = [
+    'First Name,Phone,Persona',
+    ...people.map((p, i) => `${p.firstName ?? `Person${i}`},${p.phone},${p.persona ?? ''}`),
+  ].join('\n');
   const imported = await t.app.inject({
     method: 'POST',
     url: '/api/v1/contact-lists?name=Leads&defaultCountry=US',
@@ -101,16 +118,29 @@ export async function callingAccount(
   return { user, agentId: created.id, numberId: number.id, callerNumber: number.number, contacts };
 }
 
-export async function placeCall(t: TestApp, account: CallingAccount, phone: string, body: Record<string, unknown> = {}) {
+export async function placeCall(
+  t: TestApp,
+  account: CallingAccount,
+  phone: string,
+  body: Record<string, unknown> = {},
+) {
   const contactId = account.contacts.get(phone);
   assert.ok(contactId, `a contact with ${phone}`);
-  const placed = await api(t, account.user).ok('POST', `/crm/contacts/${contactId}/call`, { agentId: account.agentId, ...body });
+  const placed = await api(t, account.user).ok('POST', `/crm/contacts/${contactId}/call`, {
+    agentId: account.agentId,
+    ...body,
+  });
   assert.equal(placed.status, 'queued');
   return placed.callId as string;
 }
 
 /** Polls the call until `done` holds (by default: it ended), then answers its detail. */
-export async function waitForCall(t: TestApp, who: { headers: Record<string, string> }, callId: string, done = (call: { status: string }) => FINAL_STATUSES.includes(call.status)) {
+export async function waitForCall(
+  t: TestApp,
+  who: { headers: Record<string, string> },
+  callId: string,
+  done = (call: { status: string }) => FINAL_STATUSES.includes(call.status),
+) {
   for (let i = 0; i < 1200; i++) {
     const response = await t.app.inject({ method: 'GET', url: `/api/v1/calls/${callId}`, headers: who.headers });
     assert.equal(response.statusCode, 200, response.body);
@@ -122,7 +152,10 @@ export async function waitForCall(t: TestApp, who: { headers: Record<string, str
 }
 
 export async function callEvents(t: TestApp, who: { headers: Record<string, string> }, callId: string) {
-  return (await api(t, who).ok('GET', `/calls/${callId}/events?limit=500`)).events as Array<{ type: string; data: Record<string, unknown> }>;
+  return (await api(t, who).ok('GET', `/calls/${callId}/events?limit=500`)).events as Array<{
+    type: string;
+    data: Record<string, unknown>;
+  }>;
 }
 
 /** Decimal strings to integer micro-dollars, so sums are exact. */

@@ -15,14 +15,22 @@ export interface DialingAccount {
   contacts: Map<string, string>;
 }
 
-export async function dialingAccount(t: TestApp, phones: string[], options: { numbers?: number; columns?: Record<string, string[]> } = {}): Promise<DialingAccount> {
+export async function dialingAccount(
+  t: TestApp,
+  phones: string[],
+  options: { numbers?: number; columns?: Record<string, string[]> } = {},
+): Promise<DialingAccount> {
   const user = await signUp(t.app);
   const { ok } = api(t, user);
   const agent = await ok('POST', '/agents', { ...SALES_AGENT, voicemail: { action: 'hang_up' } });
   const numberIds: string[] = [];
-  for (let i = 0; i < (options.numbers ?? 1); i++) numberIds.push((await ok('POST', '/phone-numbers', { number: nextCallerNumber() })).id);
+  for (let i = 0; i < (options.numbers ?? 1); i++)
+    numberIds.push((await ok('POST', '/phone-numbers', { number: nextCallerNumber() })).id);
   const extra = Object.keys(options.columns ?? {});
-  const csv = [['Phone', ...extra].join(','), ...phones.map((p, i) => [p, ...extra.map((c) => options.columns![c]![i] ?? '')].join(','))].join('\n');
+  const csv = [
+    ['Phone', ...extra].join(','),
+    ...phones.map((p, i) => [p, ...extra.map((c) => options.columns![c]![i] ?? '')].join(',')),
+  ].join('\n');
   const imported = await t.app.inject({
     method: 'POST',
     url: '/api/v1/contact-lists?name=Leads&defaultCountry=US',
@@ -41,7 +49,13 @@ export async function dialingAccount(t: TestApp, phones: string[], options: { nu
 }
 
 /** Polls the campaign's stats until `done` holds. */
-export async function waitForStats(t: TestApp, who: { headers: Record<string, string> }, campaignId: string, done: (stats: any) => boolean, what = 'the campaign') {
+export async function waitForStats(
+  t: TestApp,
+  who: { headers: Record<string, string> },
+  campaignId: string,
+  done: (stats: any) => boolean,
+  what = 'the campaign',
+) {
   let last: unknown;
   for (let i = 0; i < 4000; i++) {
     last = await api(t, who).ok('GET', `/campaigns/${campaignId}/stats`);

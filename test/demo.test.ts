@@ -66,7 +66,10 @@ async function signIn(url: string, demo: { email: string; password: string }) {
     body: JSON.stringify({ email: demo.email, password: demo.password }),
   });
   assert.equal(login.status, 200, await login.clone().text());
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('vsid='))!.split(';')[0]!;
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('vsid='))!
+    .split(';')[0]!;
   return async (path: string) => {
     const response = await fetch(`${url}/api/v1${path}`, { headers: { cookie } });
     assert.equal(response.status, 200, `${path}: ${await response.clone().text()}`);
@@ -83,19 +86,29 @@ test('the demo account, its agents, list, number and calls with transcripts, rec
   const get = await signIn(first.url, demo);
 
   const agents = (await (await get('/agents')).json()).agents as Array<{ name: string; status: string }>;
-  assert.deepEqual(agents.map((a) => a.status), ['active', 'active']);
+  assert.deepEqual(
+    agents.map((a) => a.status),
+    ['active', 'active'],
+  );
   const numbers = (await (await get('/phone-numbers')).json()).phoneNumbers as Array<{ source: string }>;
-  assert.deepEqual(numbers.map((n) => n.source), ['purchased']);
+  assert.deepEqual(
+    numbers.map((n) => n.source),
+    ['purchased'],
+  );
   assert.equal((await (await get('/contacts')).json()).total, 5);
 
   // The calls really run: wait until every one has ended.
   let calls: Array<{ id: string; status: string; recordingStorageKey: string | null; totalCostUsd: string }> = [];
   for (let i = 0; i < 600; i++) {
     calls = (await (await get('/calls?limit=25')).json()).calls;
-    if (calls.length === 5 && calls.every((c) => ['completed', 'failed', 'busy', 'no_answer'].includes(c.status))) break;
+    if (calls.length === 5 && calls.every((c) => ['completed', 'failed', 'busy', 'no_answer'].includes(c.status)))
+      break;
     await sleep(500);
   }
-  assert.deepEqual(calls.map((c) => c.status), ['completed', 'completed', 'completed', 'completed', 'completed']);
+  assert.deepEqual(
+    calls.map((c) => c.status),
+    ['completed', 'completed', 'completed', 'completed', 'completed'],
+  );
   const answered = calls.filter((c) => c.recordingStorageKey !== null);
   assert.ok(answered.length >= 4, 'the answered calls have recordings');
   for (const call of answered) {
@@ -108,7 +121,12 @@ test('the demo account, its agents, list, number and calls with transcripts, rec
   const signed = (await (await get(`/calls/${answered[0]!.id}/asset-url?asset=recording`)).json()) as { url: string };
   const wav = await fetch(new URL(signed.url, first.url));
   assert.equal(wav.status, 200);
-  assert.equal(Buffer.from(await wav.arrayBuffer()).subarray(0, 4).toString(), 'RIFF');
+  assert.equal(
+    Buffer.from(await wav.arrayBuffer())
+      .subarray(0, 4)
+      .toString(),
+    'RIFF',
+  );
   await first.stop();
 
   const second = await startDemo();

@@ -25,7 +25,16 @@ function startWorkers(app: TestApp): Promise<JobWorkers> {
 async function auditLog(app: TestApp, user: SignedUp, query = '') {
   const response = await app.app.inject({ method: 'GET', url: `/api/v1/audit-events${query}`, headers: user.headers });
   assert.equal(response.statusCode, 200, response.body);
-  return response.json() as { auditEvents: Array<{ id: string; type: string; subject: { type: string; id: string }; actor: unknown; data: Record<string, unknown> }>; total: number };
+  return response.json() as {
+    auditEvents: Array<{
+      id: string;
+      type: string;
+      subject: { type: string; id: string };
+      actor: unknown;
+      data: Record<string, unknown>;
+    }>;
+    total: number;
+  };
 }
 
 /** Waits (bounded) until the audit log holds `count` events, then a little longer to see that no more arrive. */
@@ -42,17 +51,34 @@ async function auditLogSettlesAt(app: TestApp, user: SignedUp, count: number) {
 }
 
 async function storedEvents(app: TestApp, accountId: string) {
-  return app.infra.database.db.selectFrom('domain_events').selectAll().where('account_id', '=', accountId).orderBy('occurred_at').execute();
+  return app.infra.database.db
+    .selectFrom('domain_events')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('occurred_at')
+    .execute();
 }
 
 test('each change writes one domain event; a refused change writes none', async () => {
   const user = await signUp(t.app);
   const call = (method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
-    t.app.inject({ method, url: `/api/v1${url}`, headers: user.headers, ...(payload === undefined ? {} : { payload }) });
+    t.app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers: user.headers,
+      ...(payload === undefined ? {} : { payload }),
+    });
   const agent = (await call('POST', '/agents', { name: 'Setter', mission: 'Book a demo' })).json();
   assert.equal((await call('PATCH', `/agents/${agent.id}`, { mission: 'Book two demos' })).statusCode, 200);
-  assert.equal((await call('PATCH', `/agents/${agent.id}`, { mission: 'Book two demos' })).statusCode, 200, 'a save that changes nothing');
-  assert.equal((await call('PATCH', `/agents/${agent.id}`, { voicemail: { action: 'leave_message' } })).statusCode, 400);
+  assert.equal(
+    (await call('PATCH', `/agents/${agent.id}`, { mission: 'Book two demos' })).statusCode,
+    200,
+    'a save that changes nothing',
+  );
+  assert.equal(
+    (await call('PATCH', `/agents/${agent.id}`, { voicemail: { action: 'leave_message' } })).statusCode,
+    400,
+  );
   assert.equal((await call('DELETE', `/agents/${agent.id}`)).statusCode, 200);
   assert.equal((await call('DELETE', `/agents/${agent.id}`)).statusCode, 404);
   assert.equal((await call('POST', '/dnc', { phone: '+14155552671', reason: 'asked' })).statusCode, 200);
@@ -81,32 +107,48 @@ test('the audit log records every event exactly once, even when an event is deli
     payload: 'Phone,First Name\n(415) 555-2671,Ada\n',
   });
   assert.equal(imported.statusCode, 200, imported.body);
-  const contactId = (
-    await t.app.inject({ method: 'GET', url: '/api/v1/contacts', headers: user.headers })
-  ).json().contacts[0].id as string;
-  await t.app.inject({ method: 'PATCH', url: `/api/v1/contacts/${contactId}`, headers: user.headers, payload: { lastName: 'Lovelace' } });
-  await t.app.inject({ method: 'POST', url: '/api/v1/dnc/bulk', headers: user.headers, payload: ['+12125550123', '+14155552671'] });
+  const contactId = (await t.app.inject({ method: 'GET', url: '/api/v1/contacts', headers: user.headers })).json()
+    .contacts[0].id as string;
+  await t.app.inject({
+    method: 'PATCH',
+    url: `/api/v1/contacts/${contactId}`,
+    headers: user.headers,
+    payload: { lastName: 'Lovelace' },
+  });
+  await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/dnc/bulk',
+    headers: user.headers,
+    payload: ['+12125550123', '+14155552671'],
+  });
 
   assert.equal((await auditLog(t, user)).total, 0, 'nothing is recorded before a worker runs');
   const workers = await startWorkers(t);
   try {
     const recorded = await auditLogSettlesAt(t, user, 5);
-    assert.deepEqual(
-      recorded.auditEvents.map((e) => e.type).sort(),
-      ['agent.created', 'api_key.created', 'contact.updated', 'contact_list.imported', 'dnc.added'],
-    );
+    assert.deepEqual(recorded.auditEvents.map((e) => e.type).sort(), [
+      'agent.created',
+      'api_key.created',
+      'contact.updated',
+      'contact_list.imported',
+      'dnc.added',
+    ]);
     const bulk = recorded.auditEvents.find((e) => e.type === 'dnc.added')!;
     assert.deepEqual(bulk.data, { added: 2, source: 'bulk' });
     assert.deepEqual(bulk.actor, { userId: null, apiKeyId: user.apiKeyId });
 
     // A redelivery (a retry after a crash mid-handler looks exactly like this) changes nothing.
-    for (const event of await storedEvents(t, user.accountId)) await t.infra.jobs.enqueue('audit.record', { eventId: event.id });
+    for (const event of await storedEvents(t, user.accountId))
+      await t.infra.jobs.enqueue('audit.record', { eventId: event.id });
     await auditLogSettlesAt(t, user, 5);
   } finally {
     await workers.stop(5_000);
   }
   const filtered = await auditLog(t, user, `?subjectId=${contactId}`);
-  assert.deepEqual(filtered.auditEvents.map((e) => e.type), ['contact.updated']);
+  assert.deepEqual(
+    filtered.auditEvents.map((e) => e.type),
+    ['contact.updated'],
+  );
 });
 
 test('events written before a restart are delivered after it, once', async () => {
@@ -115,7 +157,12 @@ test('events written before a restart are delivered after it, once', async () =>
   try {
     const first = await buildTestApp({ database, dataDir });
     const user = await signUp(first.app);
-    await first.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'Before the restart' } });
+    await first.app.inject({
+      method: 'POST',
+      url: '/api/v1/agents',
+      headers: user.headers,
+      payload: { name: 'Before the restart' },
+    });
     await first.close();
 
     for (let run = 0; run < 2; run++) {
@@ -145,5 +192,8 @@ test('the audit log is for admins, and never shows another account', async () =>
     await workers.stop(5_000);
   }
   const seen = await auditLog(t, other, '?limit=100');
-  assert.ok(seen.auditEvents.every((e) => e.type === 'api_key.created'), 'only its own key');
+  assert.ok(
+    seen.auditEvents.every((e) => e.type === 'api_key.created'),
+    'only its own key',
+  );
 });

@@ -32,7 +32,14 @@ after(async () => {
 /** Runs `src/main.ts` to its exit with only the environment given (storage settings included). */
 function run(env: Record<string, string>, options: { cwd?: string; unset?: string[] } = {}) {
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
-  const environment: Record<string, string | undefined> = { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env };
+  const environment: Record<string, string | undefined> = {
+    ...inherited,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+    ...env,
+  };
   for (const name of options.unset ?? []) delete environment[name];
   const child = spawn(process.execPath, ['--import', TSX, MAIN], {
     cwd: options.cwd ?? ROOT,
@@ -63,7 +70,9 @@ function assertFriendly(result: { code: number | null; stderr: string }, pattern
 }
 
 function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+  );
 }
 
 test('a start that cannot go on says what to do in one sentence and exits 2', async () => {
@@ -81,12 +90,27 @@ test('a start that cannot go on says what to do in one sentence and exits 2', as
       run({ PORT: 'eighty' }),
       run({ DATA_DIR: join(notADirectory, 'data') }),
     ]);
-    assertFriendly(portInUse, new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use by another program: stop it, or set PORT`));
-    assertFriendly(postgres, /^Cannot reach PostgreSQL at 127\.0\.0\.1:1 \(ECONNREFUSED\): start it, or fix DATABASE_URL\.$/);
-    assertFriendly(redis, /^Cannot reach Redis at 127\.0\.0\.1:1 \(ECONNREFUSED\): start it, fix REDIS_URL, or unset it/);
-    assertFriendly(logLevel, /^Configuration error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\.$/);
+    assertFriendly(
+      portInUse,
+      new RegExp(`^Port ${port} on 127\\.0\\.0\\.1 is already in use by another program: stop it, or set PORT`),
+    );
+    assertFriendly(
+      postgres,
+      /^Cannot reach PostgreSQL at 127\.0\.0\.1:1 \(ECONNREFUSED\): start it, or fix DATABASE_URL\.$/,
+    );
+    assertFriendly(
+      redis,
+      /^Cannot reach Redis at 127\.0\.0\.1:1 \(ECONNREFUSED\): start it, fix REDIS_URL, or unset it/,
+    );
+    assertFriendly(
+      logLevel,
+      /^Configuration error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\.$/,
+    );
     assertFriendly(badPort, /^Configuration error: PORT must be an integer >= 0, got "eighty"\.$/);
-    assertFriendly(dataDir, /^The data directory .*a-file\/data cannot be created or written \(ENOTDIR\): fix its permissions, or set DATA_DIR/);
+    assertFriendly(
+      dataDir,
+      /^The data directory .*a-file\/data cannot be created or written \(ENOTDIR\): fix its permissions, or set DATA_DIR/,
+    );
     // It said it was starting first, on stdout.
     assert.match(portInUse.stdout, /"msg":"parley starting \(role all\)"/);
     // LOG_FORMAT=pretty (the default on a terminal) writes readable lines instead.
@@ -110,7 +134,10 @@ test('.env in the working directory is read, and the environment wins over it', 
 
 test('.env.example has every variable of the README configuration table, each with a comment', () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const configuration = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
+  const configuration = readme.slice(
+    readme.indexOf('## Configuration'),
+    readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5),
+  );
   const documented = [...configuration.matchAll(/^\| `([A-Z0-9_]+)` \|/gm)].map((m) => m[1]!);
   assert.ok(documented.length >= 40, `${documented.length} variables in the README table`);
   const example = readFileSync(join(ROOT, '.env.example'), 'utf8').split('\n');
@@ -131,7 +158,12 @@ test('the bare addresses point to the documentation', async () => {
   for (const url of ['/api', '/api/']) {
     const api = await t.app.inject({ method: 'GET', url });
     assert.equal(api.statusCode, 200, url);
-    assert.deepEqual(api.json(), { name: 'Parley', docs: '/api/docs', openapi: '/api/v1/openapi.json', health: '/api/health' });
+    assert.deepEqual(api.json(), {
+      name: 'Parley',
+      docs: '/api/docs',
+      openapi: '/api/v1/openapi.json',
+      health: '/api/health',
+    });
   }
 });
 

@@ -140,7 +140,16 @@ const EXTRA_SHAPES: readonly string[] = [
 
 /** Raw query-string or path text, sent as is: bad percent-encoding and encoded NUL, bidi and overlong bytes. */
 const CORE_RAW_URL: readonly string[] = ['%00', '%FF', '%ED%A0%80', '%', '%E2%80%AE', '%25_%25', '%5C', 'NaN'];
-const EXTRA_RAW_URL: readonly string[] = ['%C0%80', '%F4%90%80%80', '%zz', '%0A', '+', '%2B14155552671', '..', '%2F..%2F'];
+const EXTRA_RAW_URL: readonly string[] = [
+  '%C0%80',
+  '%F4%90%80%80',
+  '%zz',
+  '%0A',
+  '+',
+  '%2B14155552671',
+  '..',
+  '%2F..%2F',
+];
 
 /** `count` items of `items`, drawn with the seeded generator. */
 const draw = <T>(items: readonly T[], count: number): T[] => Array.from({ length: count }, () => pick(items));
@@ -151,7 +160,9 @@ function encodeText(text: string): string {
   for (const char of text) {
     const unit = char.charCodeAt(0);
     if (char.length === 1 && unit >= 0xd800 && unit <= 0xdfff) {
-      out += [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+      out += [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]
+        .map((b) => `%${b.toString(16).toUpperCase()}`)
+        .join('');
     } else out += encodeURIComponent(char);
   }
   return out;
@@ -226,7 +237,18 @@ interface Operation {
 }
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { tags?: string[]; parameters?: Parameter[]; security?: unknown[]; requestBody?: { content: Record<string, { schema: Schema }> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        tags?: string[];
+        parameters?: Parameter[];
+        security?: unknown[];
+        requestBody?: { content: Record<string, { schema: Schema }> };
+      }
+    >
+  >;
   components?: { schemas?: Record<string, Schema> };
 }
 
@@ -252,7 +274,8 @@ function operationsOf(doc: OpenApiDocument): Operation[] {
 }
 
 let components: Record<string, Schema> = {};
-const resolve = (schema: Schema): Schema => (schema.$ref ? (components[schema.$ref.replace(/^#\/components\/schemas\//, '')] ?? {}) : schema);
+const resolve = (schema: Schema): Schema =>
+  schema.$ref ? (components[schema.$ref.replace(/^#\/components\/schemas\//, '')] ?? {}) : schema;
 const branches = (schema: Schema): Schema[] => (schema.anyOf ? schema.anyOf.map(resolve) : [resolve(schema)]);
 const typeOf = (schema: Schema) => (Array.isArray(schema.type) ? schema.type[0] : schema.type);
 
@@ -327,7 +350,9 @@ function fieldsOf(schema: Schema, path: Key[] = [], depth = 0): Field[] {
 /** The branch of a schema that can hold `key` (a property name, or an array index). */
 function branchHolding(schema: Schema, key: Key): Schema | null {
   return (
-    branches(schema).find((b) => (typeof key === 'number' ? b.items : b.properties?.[key] || (key === 'fuzzKey' && b.patternProperties))) ?? null
+    branches(schema).find((b) =>
+      typeof key === 'number' ? b.items : b.properties?.[key] || (key === 'fuzzKey' && b.patternProperties),
+    ) ?? null
   );
 }
 
@@ -347,7 +372,10 @@ function withValueAt(base: unknown, rootSchema: Schema, path: Key[], value: unkn
     const next = childSchema(branch, key);
     const wanted = typeof path[i + 1] === 'number' ? 'array' : 'object';
     const current = holder[key];
-    const fits = wanted === 'array' ? Array.isArray(current) : current !== null && typeof current === 'object' && !Array.isArray(current);
+    const fits =
+      wanted === 'array'
+        ? Array.isArray(current)
+        : current !== null && typeof current === 'object' && !Array.isArray(current);
     if (!fits) {
       const container = branchHolding(next, path[i + 1]!);
       holder[key] = container ? sample(container) : wanted === 'array' ? [] : {};
@@ -389,7 +417,9 @@ const CSV_SAMPLE = 'First Name,Phone\nAda,+14155552671\n';
 
 function cases(op: Operation, realPathValues: Array<Record<string, string>>): Case[] {
   rand = mulberry32(SEED ^ [...`${op.method} ${op.path}`].reduce((h, c) => Math.imul(h, 31) + c.charCodeAt(0), 7));
-  const pathBase = realPathValues[0] ?? Object.fromEntries(op.pathParams.map((p) => [p.name, encodeText(String(sample(p.schema, p.name)))]));
+  const pathBase =
+    realPathValues[0] ??
+    Object.fromEntries(op.pathParams.map((p) => [p.name, encodeText(String(sample(p.schema, p.name)))]));
   const queryBase: Record<string, string> = {};
   for (const p of op.queryParams) if (p.required) queryBase[p.name] = encodeText(String(sample(p.schema, p.name)));
   const jsonBase = op.jsonBody ? sample(op.jsonBody) : null;
@@ -400,14 +430,26 @@ function cases(op: Operation, realPathValues: Array<Record<string, string>>): Ca
       : undefined;
   const out: Case[] = [];
   const add = (label: string, change: Partial<Case>) =>
-    out.push({ label, pathValues: pathBase, query: queryText(queryBase), ...(baseBody ? { body: baseBody } : {}), ...change });
+    out.push({
+      label,
+      pathValues: pathBase,
+      query: queryText(queryBase),
+      ...(baseBody ? { body: baseBody } : {}),
+      ...change,
+    });
 
   add('base', {});
   // Path parameters: real ids of this account and of another one, random ids, and hostile text.
   for (const param of op.pathParams) {
-    const values = [...realPathValues.map((v) => v[param.name]!).filter(Boolean), seededUuid(), seededUuid().toUpperCase(), ...hostileUrlValues()];
+    const values = [
+      ...realPathValues.map((v) => v[param.name]!).filter(Boolean),
+      seededUuid(),
+      seededUuid().toUpperCase(),
+      ...hostileUrlValues(),
+    ];
     values.push('x'.repeat(101), `${'1'.repeat(99)}`);
-    for (const value of values) add(`path ${param.name}=${value.slice(0, 40)}`, { pathValues: { ...pathBase, [param.name]: value } });
+    for (const value of values)
+      add(`path ${param.name}=${value.slice(0, 40)}`, { pathValues: { ...pathBase, [param.name]: value } });
   }
   // Query parameters, one at a time (the same schema twice, as dateFrom and dateTo, is validated the same way: the
   // second gets a seeded handful), then the query string as a whole.
@@ -424,7 +466,16 @@ function cases(op: Operation, realPathValues: Array<Record<string, string>>): Ca
     add(`query ${param.name} without value`, { query: `${queryText(queryBase)}&${param.name}` });
   }
   const base = queryText(queryBase);
-  for (const extra of ['unknownParam=1', '__proto__=1', 'constructor=x', 'hasOwnProperty=1', '%FF=1', '=', '&&&', `long=${'x'.repeat(200_000)}`]) {
+  for (const extra of [
+    'unknownParam=1',
+    '__proto__=1',
+    'constructor=x',
+    'hasOwnProperty=1',
+    '%FF=1',
+    '=',
+    '&&&',
+    `long=${'x'.repeat(200_000)}`,
+  ]) {
     add(`query +${extra.slice(0, 30)}`, { query: base ? `${base}&${extra}` : extra });
   }
   // Bodies: every method that may carry one gets them, documented or not.
@@ -442,16 +493,34 @@ function cases(op: Operation, realPathValues: Array<Record<string, string>>): Ca
         const values = repeat ? draw(hostileJsonValues(), 6) : hostileJsonValues();
         // A fresh base each time: unique values (an email) keep an earlier success from turning the rest into conflicts.
         const body = op.jsonBody;
-        for (const raw of values) json(`${field.path.join('/')}=${raw.slice(0, 40)}`, jsonWith(sample(body), body, field.path, raw));
+        for (const raw of values)
+          json(`${field.path.join('/')}=${raw.slice(0, 40)}`, jsonWith(sample(body), body, field.path, raw));
         const invalidUtf8 = jsonWith(sample(body), body, field.path, `"${MARKER}"`).split(MARKER);
-        json(`${field.path.join('/')}=invalid UTF-8`, Buffer.concat([Buffer.from(invalidUtf8[0]!), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(invalidUtf8[1]!)]));
+        json(
+          `${field.path.join('/')}=invalid UTF-8`,
+          Buffer.concat([Buffer.from(invalidUtf8[0]!), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(invalidUtf8[1]!)]),
+        );
       }
     }
     const baseText = JSON.stringify(jsonBase ?? {});
     const objectBase = jsonBase !== null && typeof jsonBase === 'object' && !Array.isArray(jsonBase);
-    const extend = (extra: string) => (objectBase && baseText !== '{}' ? `${baseText.slice(0, -1)},${extra}}` : `{${extra}}`);
+    const extend = (extra: string) =>
+      objectBase && baseText !== '{}' ? `${baseText.slice(0, -1)},${extra}}` : `{${extra}}`;
     json('empty', '');
-    for (const shape of ['null', '[]', '{}', '"x"', '1', '1e999', 'NaN', '{', '[{}]', `[${baseText}]`, `[${baseText},${baseText}]`]) json(shape.slice(0, 40), shape);
+    for (const shape of [
+      'null',
+      '[]',
+      '{}',
+      '"x"',
+      '1',
+      '1e999',
+      'NaN',
+      '{',
+      '[{}]',
+      `[${baseText}]`,
+      `[${baseText},${baseText}]`,
+    ])
+      json(shape.slice(0, 40), shape);
     json('unknown field', extend('"unknownField":1'));
     json('__proto__ key', extend('"__proto__":{"polluted":true}'));
     json('constructor.prototype', extend('"constructor":{"prototype":{"polluted":true}}'));
@@ -486,7 +555,11 @@ const session = { cookie: '' };
 async function signInAgainIfSignedOut(): Promise<boolean> {
   const me = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: session.cookie } });
   if (me.statusCode === 200) return false;
-  const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: owner.email, password: owner.password } });
+  const login = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/login',
+    payload: { email: owner.email, password: owner.password },
+  });
   assert.equal(login.statusCode, 200, `sign in again: ${login.body}`);
   session.cookie = `vsid=${login.cookies.find((c) => c.name === 'vsid')!.value}`;
   return true;
@@ -496,18 +569,34 @@ async function signInAgainIfSignedOut(): Promise<boolean> {
 async function seedAccount(user: SignedUp) {
   const send = async (method: 'POST' | 'PATCH', url: string, payload: unknown, contentType = 'application/json') => {
     const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
-    const response = await t.app.inject({ method, url, headers: { cookie: user.cookie, 'content-type': contentType }, payload: body });
+    const response = await t.app.inject({
+      method,
+      url,
+      headers: { cookie: user.cookie, 'content-type': contentType },
+      payload: body,
+    });
     assert.equal(response.statusCode, 200, `${method} ${url}: ${response.body}`);
     return response.json() as Record<string, unknown>;
   };
   const agent = await send('POST', '/api/v1/agents', { name: 'Fuzz agent', mission: 'Book a demo' });
   await send('PATCH', `/api/v1/agents/${agent.id}`, { soul: 'Calm' });
-  await send('POST', '/api/v1/contact-lists?name=Fuzz&defaultCountry=US', 'First Name,Phone\nAda,+14155552671\nBob,+14155552672\n', 'text/csv');
+  await send(
+    'POST',
+    '/api/v1/contact-lists?name=Fuzz&defaultCountry=US',
+    'First Name,Phone\nAda,+14155552671\nBob,+14155552672\n',
+    'text/csv',
+  );
   await send('POST', '/api/v1/dnc', { phone: '+14155552673', reason: 'asked' });
   await send('POST', '/api/v1/api-keys', { name: 'spare' });
-  const contacts = (await t.app.inject({ method: 'GET', url: '/api/v1/contacts', headers: { cookie: user.cookie } })).json() as { contacts: Array<{ id: string }> };
+  const contacts = (
+    await t.app.inject({ method: 'GET', url: '/api/v1/contacts', headers: { cookie: user.cookie } })
+  ).json() as { contacts: Array<{ id: string }> };
   for (const status of ['completed', 'failed'] as const) {
-    await insertCall(t.infra.database.db, user.accountId, { status, agentId: agent.id as string, contactId: contacts.contacts[0]!.id });
+    await insertCall(t.infra.database.db, user.accountId, {
+      status,
+      agentId: agent.id as string,
+      contactId: contacts.contacts[0]!.id,
+    });
   }
 }
 
@@ -521,10 +610,15 @@ async function discover(op: Operation, cookie: string): Promise<Record<string, s
   for (const [index, segment] of segments.entries()) {
     const name = /^\{(\w+)\}$/.exec(segment)?.[1];
     if (!name) continue;
-    const listPath = segments.slice(0, index).join('/').replace(/\{(\w+)\}/g, (_, n: string) => values[n]!);
+    const listPath = segments
+      .slice(0, index)
+      .join('/')
+      .replace(/\{(\w+)\}/g, (_, n: string) => values[n]!);
     const response = await t.app.inject({ method: 'GET', url: `/api${listPath}`, headers: { cookie } });
     if (response.statusCode !== 200) return null;
-    const list = Object.values(response.json() as Record<string, unknown>).find((v): v is Array<Record<string, unknown>> => Array.isArray(v));
+    const list = Object.values(response.json() as Record<string, unknown>).find(
+      (v): v is Array<Record<string, unknown>> => Array.isArray(v),
+    );
     const item = list?.find((i) => i[name] !== undefined || i.id !== undefined);
     if (!item) return null;
     values[name] = encodeText(String(item[name] ?? item.id));
@@ -568,7 +662,9 @@ async function fingerprint(): Promise<string> {
  * ones do not move it. Unmoved after a refused write, nothing was even attempted and the fingerprint can be skipped.
  */
 async function transactionHorizon(): Promise<string> {
-  const result = await sql<{ horizon: string }>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS horizon`.execute(t.infra.database.db);
+  const result = await sql<{
+    horizon: string;
+  }>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS horizon`.execute(t.infra.database.db);
   return result.rows[0]!.horizon;
 }
 
@@ -577,7 +673,12 @@ async function send(op: Operation, c: Case) {
   const headers: Record<string, string> = { cookie: session.cookie };
   if (c.body?.contentType) headers['content-type'] = c.body.contentType;
   try {
-    return await t.app.inject({ method: op.method as 'GET', url: urlOf(op, c), headers, ...(c.body ? { payload: c.body.payload } : {}) });
+    return await t.app.inject({
+      method: op.method as 'GET',
+      url: urlOf(op, c),
+      headers,
+      ...(c.body ? { payload: c.body.payload } : {}),
+    });
   } catch (error) {
     return String((error as { code?: string }).code ?? error);
   }
@@ -592,18 +693,28 @@ function problemWith(response: { statusCode: number; body: string }): string | n
   } catch {
     return 'a 4xx that is not JSON';
   }
-  if (typeof body.error !== 'string' || typeof body.message !== 'string' || typeof body.details !== 'object' || body.details === null) {
+  if (
+    typeof body.error !== 'string' ||
+    typeof body.message !== 'string' ||
+    typeof body.details !== 'object' ||
+    body.details === null
+  ) {
     return 'a 4xx without the error body';
   }
   const known = ERROR_CODES[body.error as ErrorCode];
   if (!known) return `an unknown error code ${body.error}`;
-  if (known.status !== response.statusCode) return `${body.error} with HTTP ${response.statusCode} instead of ${known.status}`;
+  if (known.status !== response.statusCode)
+    return `${body.error} with HTTP ${response.statusCode} instead of ${known.status}`;
   return null;
 }
 
 before(async () => {
   t = await buildTestApp({
-    env: { RATE_LIMIT_PER_MINUTE: '100000000', ANON_RATE_LIMIT_PER_MINUTE: '100000000', LOGIN_MAX_FAILURES: '100000000' },
+    env: {
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      ANON_RATE_LIMIT_PER_MINUTE: '100000000',
+      LOGIN_MAX_FAILURES: '100000000',
+    },
   });
   owner = await signUp(t.app);
   other = await signUp(t.app);
@@ -615,7 +726,9 @@ before(async () => {
   operations = operationsOf(doc);
   for (const op of operations) {
     if (op.pathParams.length === 0) continue;
-    const found = [await discover(op, owner.cookie), await discover(op, other.cookie)].filter((v): v is Record<string, string> => v !== null);
+    const found = [await discover(op, owner.cookie), await discover(op, other.cookie)].filter(
+      (v): v is Record<string, string> => v !== null,
+    );
     realValues.set(`${op.method} ${op.path}`, found);
   }
 });
@@ -638,7 +751,12 @@ test('every operation answers hostile input with a 4xx in the error body, and re
         for (const c of cases(op, realValues.get(`${op.method} ${op.path}`) ?? [])) {
           let response = await send(op, c);
           // An earlier case signed the owner out: sign in again and send this one once more.
-          if (typeof response !== 'string' && response.statusCode === 401 && !op.isPublic && (await signInAgainIfSignedOut())) {
+          if (
+            typeof response !== 'string' &&
+            response.statusCode === 401 &&
+            !op.isPublic &&
+            (await signInAgainIfSignedOut())
+          ) {
             if (isWrite) before = await baseline();
             response = await send(op, c);
           }
@@ -647,7 +765,8 @@ test('every operation answers hostile input with a 4xx in the error body, and re
             failures.push(`no complete answer (${response}): ${op.method} ${op.path} [${c.label}]`);
             continue;
           }
-          const describe = () => `${op.method} ${op.path} [${c.label}] -> ${response.statusCode} ${response.body.slice(0, 300)}`;
+          const describe = () =>
+            `${op.method} ${op.path} [${c.label}] -> ${response.statusCode} ${response.body.slice(0, 300)}`;
           const problem = problemWith(response);
           if (problem) failures.push(`${problem}: ${describe()}`);
           if (!isWrite) continue;
@@ -657,7 +776,8 @@ test('every operation answers hostile input with a 4xx in the error body, and re
           }
           const horizon = await transactionHorizon();
           if (horizon === before!.horizon) continue;
-          if ((await fingerprint()) !== before!.print) failures.push(`a refused write changed the database: ${describe()}`);
+          if ((await fingerprint()) !== before!.print)
+            failures.push(`a refused write changed the database: ${describe()}`);
           before!.horizon = horizon;
         }
       }
@@ -675,7 +795,10 @@ test('every integer a client sends is bounded within the PostgreSQL integer rang
   const unbounded: string[] = [];
   const visit = (schema: Schema, where: string) => {
     const s = resolve(schema);
-    if (typeOf(s) === 'integer' && !(s.minimum !== undefined && s.maximum !== undefined && s.minimum >= -(2 ** 31) && s.maximum < 2 ** 31)) {
+    if (
+      typeOf(s) === 'integer' &&
+      !(s.minimum !== undefined && s.maximum !== undefined && s.minimum >= -(2 ** 31) && s.maximum < 2 ** 31)
+    ) {
       unbounded.push(where);
     }
     for (const b of s.anyOf ?? []) visit(b, where);

@@ -125,11 +125,26 @@ export async function signUp(app: TestApp['app'], input: { email?: string; passw
   if (register.statusCode !== 200) throw new Error(`register failed: ${register.body}`);
   const vsid = register.cookies.find((c) => c.name === 'vsid')!.value;
   const cookie = `vsid=${vsid}`;
-  const keyResponse = await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie }, payload: { name: 'test' } });
+  const keyResponse = await app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: { cookie },
+    payload: { name: 'test' },
+  });
   if (keyResponse.statusCode !== 200) throw new Error(`api key failed: ${keyResponse.body}`);
   const { key, id: apiKeyId } = keyResponse.json() as { key: string; id: string };
   const { accountId, userId } = register.json() as { accountId: string; userId: string };
-  return { app, email, password, accountId, userId, cookie, apiKey: key, apiKeyId, headers: { authorization: `Bearer ${key}` } };
+  return {
+    app,
+    email,
+    password,
+    accountId,
+    userId,
+    cookie,
+    apiKey: key,
+    apiKeyId,
+    headers: { authorization: `Bearer ${key}` },
+  };
 }
 
 export type SignedUp = Awaited<ReturnType<typeof signUp>>;
@@ -146,7 +161,13 @@ export interface Caller {
  * One request as `who` (a signed-up user signs in with its API key). A path under /api/ is used as it is;
  * any other is under /api/v1 ('/agents' is /api/v1/agents). An object body is sent as JSON.
  */
-export function call(who: Caller, method: Method, url: string, body?: InjectOptions['payload'], options: { headers?: Record<string, string> } = {}) {
+export function call(
+  who: Caller,
+  method: Method,
+  url: string,
+  body?: InjectOptions['payload'],
+  options: { headers?: Record<string, string> } = {},
+) {
   return who.app.inject({
     method,
     url: url.startsWith('/api/') ? url : `/api/v1${url}`,
@@ -156,7 +177,10 @@ export function call(who: Caller, method: Method, url: string, body?: InjectOpti
 }
 
 /** The user, signed in with its API key. */
-export const asKey = (user: SignedUp): Caller => ({ app: user.app, headers: { authorization: `Bearer ${user.apiKey}` } });
+export const asKey = (user: SignedUp): Caller => ({
+  app: user.app,
+  headers: { authorization: `Bearer ${user.apiKey}` },
+});
 
 /** The user, signed in with its browser session (the vsid cookie). */
 export const asSession = (user: SignedUp): Caller => ({ app: user.app, headers: { cookie: user.cookie } });
@@ -168,11 +192,18 @@ export const asSession = (user: SignedUp): Caller => ({ app: user.app, headers: 
 export async function asRole(testApp: TestApp, owner: { accountId: string }, role: MemberRole) {
   const email = `${role}${++counter}-${randomBytes(4).toString('hex')}@example.com`;
   const password = `${role} password`;
-  const register = await testApp.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email, password } });
+  const register = await testApp.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email, password },
+  });
   if (register.statusCode !== 200) throw new Error(`register failed: ${register.body}`);
   const { userId } = register.json() as { userId: string };
   const cookie = `vsid=${register.cookies.find((c) => c.name === 'vsid')!.value}`;
-  await testApp.infra.database.db.insertInto('memberships').values({ account_id: owner.accountId, user_id: userId, role }).execute();
+  await testApp.infra.database.db
+    .insertInto('memberships')
+    .values({ account_id: owner.accountId, user_id: userId, role })
+    .execute();
   const switched = await testApp.app.inject({
     method: 'POST',
     url: '/api/v1/auth/switch-account',

@@ -12,7 +12,9 @@ before(async () => {
 });
 after(() => t.close());
 
-const countKeys = async () => (await t.infra.database.db.selectFrom('api_keys').select('id').where('account_id', '=', user.accountId).execute()).length;
+const countKeys = async () =>
+  (await t.infra.database.db.selectFrom('api_keys').select('id').where('account_id', '=', user.accountId).execute())
+    .length;
 
 test('malformed JSON is invalid_json and writes nothing', async () => {
   const before = await countKeys();
@@ -28,7 +30,11 @@ test('malformed JSON is invalid_json and writes nothing', async () => {
 });
 
 test('schema violations name each failing field', async () => {
-  const response = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'nope', password: 1 } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email: 'nope', password: 1 },
+  });
   assert.equal(response.statusCode, 400);
   const body = errorBody(response);
   assert.equal(body.error, 'validation_failed');
@@ -38,7 +44,12 @@ test('schema violations name each failing field', async () => {
 });
 
 test('unknown body fields are refused, not silently dropped', async () => {
-  const response = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: user.headers, payload: { name: 'ok', nmae: 'typo' } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: user.headers,
+    payload: { name: 'ok', nmae: 'typo' },
+  });
   assert.equal(response.statusCode, 400);
   assert.deepEqual(errorBody(response).details.fields, [{ field: 'body/nmae', message: 'is not a known field' }]);
 });
@@ -81,19 +92,32 @@ test('CSV or plain text sent to a JSON endpoint is 415, not a validation error',
 
 test('an oversized body is 413 and writes nothing', async () => {
   const before = await countKeys();
-  const response = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: user.headers, payload: { name: 'x'.repeat(5000) } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: user.headers,
+    payload: { name: 'x'.repeat(5000) },
+  });
   assert.equal(response.statusCode, 413);
   assert.equal(errorBody(response).error, 'payload_too_large');
   assert.equal(await countKeys(), before);
 });
 
 test('missing or bad credentials are 401 on every protected route', async () => {
-  for (const [method, url] of [['GET', '/api/v1/api-keys'], ['GET', '/api/v1/auth/me'], ['POST', '/api/v1/auth/logout']] as const) {
+  for (const [method, url] of [
+    ['GET', '/api/v1/api-keys'],
+    ['GET', '/api/v1/auth/me'],
+    ['POST', '/api/v1/auth/logout'],
+  ] as const) {
     const response = await t.app.inject({ method, url });
     assert.equal(response.statusCode, 401, url);
     assert.equal(errorBody(response).error, 'unauthorized');
   }
-  const badCookie = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: 'vsid=' + 'A'.repeat(32) } });
+  const badCookie = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/auth/me',
+    headers: { cookie: 'vsid=' + 'A'.repeat(32) },
+  });
   assert.equal(badCookie.statusCode, 401);
 });
 
@@ -142,7 +166,12 @@ test('health answers 503 in the error body when the database is gone', async () 
 });
 
 test('a wrong type on a nullable field is one message, not one per union branch', async () => {
-  const response = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'A', voice: 42 } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/agents',
+    headers: user.headers,
+    payload: { name: 'A', voice: 42 },
+  });
   assert.equal(response.statusCode, 400);
   const fields = errorBody(response).details.fields as Array<{ field: string; message: string }>;
   assert.equal(fields.length, 1);
@@ -156,10 +185,19 @@ test('a wrong type on a nullable field is one message, not one per union branch'
 const fieldsOf = (response: { statusCode: number; json(): unknown }) =>
   (errorBody(response).details.fields as Array<{ field: string; message: string }>).map((f) => f.field);
 
-const countAgents = async () => (await t.infra.database.db.selectFrom('agents').select('id').where('account_id', '=', user.accountId).execute()).length;
+const countAgents = async () =>
+  (await t.infra.database.db.selectFrom('agents').select('id').where('account_id', '=', user.accountId).execute())
+    .length;
 
 test('page offsets past the integer range are a 400 naming offset, on every list', async () => {
-  for (const path of ['/api/v1/calls', '/api/v1/agents', '/api/v1/events', '/api/v1/contact-lists', '/api/v1/dnc', '/api/v1/contacts']) {
+  for (const path of [
+    '/api/v1/calls',
+    '/api/v1/agents',
+    '/api/v1/events',
+    '/api/v1/contact-lists',
+    '/api/v1/dnc',
+    '/api/v1/contacts',
+  ]) {
     for (const offset of ['1e20', '9223372036854775808', '9223372036854775807', '1e999', 'Infinity', '2147483648']) {
       const response = await t.app.inject({ method: 'GET', url: `${path}?offset=${offset}`, headers: user.headers });
       assert.equal(response.statusCode, 400, `${path}?offset=${offset}: ${response.body}`);
@@ -172,8 +210,14 @@ test('page offsets past the integer range are a 400 naming offset, on every list
 });
 
 test('a version number past the integer range is a 400, not a database error', async () => {
-  const agent = (await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'Versions' } })).json();
-  const response = await t.app.inject({ method: 'GET', url: `/api/v1/agents/${agent.id}/versions/2147483648`, headers: user.headers });
+  const agent = (
+    await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'Versions' } })
+  ).json();
+  const response = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/agents/${agent.id}/versions/2147483648`,
+    headers: user.headers,
+  });
   assert.equal(response.statusCode, 400);
   assert.deepEqual(fieldsOf(response), ['params/version']);
 });
@@ -226,7 +270,12 @@ test('a lone UTF-16 surrogate is refused rather than stored as U+FFFD', async ()
   }
   assert.equal(await countAgents(), before);
   // A proper pair is an ordinary character.
-  const emoji = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'Sally 😀' } });
+  const emoji = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/agents',
+    headers: user.headers,
+    payload: { name: 'Sally 😀' },
+  });
   assert.equal(emoji.statusCode, 200);
   assert.equal(emoji.json().name, 'Sally 😀');
 });
@@ -249,49 +298,103 @@ test('bytes that are not UTF-8 are refused, in a JSON body and in the query stri
   }
   // LIKE wildcards and backslashes are ordinary search text.
   for (const q of ['%25_%25', 'ab%5C', '50%5C%25']) {
-    assert.equal((await t.app.inject({ method: 'GET', url: `/api/v1/contacts?q=${q}`, headers: user.headers })).statusCode, 200);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: `/api/v1/contacts?q=${q}`, headers: user.headers })).statusCode,
+      200,
+    );
   }
 });
 
 test('names are one line: control characters and bidirectional overrides are refused', async () => {
   const before = await countAgents();
-  for (const name of ['a\nb', 'tab\there', 'bell\u0007', 'next\u0085line', 'evil\u202egnp.exe', 'iso\u2066late', 'line\u2028sep']) {
-    const response = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name } });
+  for (const name of [
+    'a\nb',
+    'tab\there',
+    'bell\u0007',
+    'next\u0085line',
+    'evil\u202egnp.exe',
+    'iso\u2066late',
+    'line\u2028sep',
+  ]) {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/agents',
+      headers: user.headers,
+      payload: { name },
+    });
     assert.equal(response.statusCode, 400, JSON.stringify(name));
     assert.deepEqual(fieldsOf(response), ['body/name']);
-    assert.match(errorBody(response).message, /one line of text, without control characters or bidirectional overrides/);
+    assert.match(
+      errorBody(response).message,
+      /one line of text, without control characters or bidirectional overrides/,
+    );
   }
-  const key = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: user.headers, payload: { name: 'CRM\r\nsync' } });
+  const key = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: user.headers,
+    payload: { name: 'CRM\r\nsync' },
+  });
   assert.equal(key.statusCode, 400);
   assert.equal(await countAgents(), before);
   // Other scripts, accents and right-to-left text are names like any other.
   for (const name of ['Zoë Ağaoğlu', '山田 太郎', 'مساعد المبيعات', 'e\u0301te\u0301']) {
-    const response = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/agents',
+      headers: user.headers,
+      payload: { name },
+    });
     assert.equal(response.statusCode, 200, name);
   }
   // Prose fields keep their line breaks.
-  const prose = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'Prose', playbook: '1. Greet\n2. Ask' } });
+  const prose = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/agents',
+    headers: user.headers,
+    payload: { name: 'Prose', playbook: '1. Greet\n2. Ask' },
+  });
   assert.equal(prose.statusCode, 200);
 });
 
 test('date-times PostgreSQL cannot store are a 400 naming the parameter', async () => {
-  for (const value of ['2024-12-31T23:59:60Z', '0000-01-01T00:00:00Z', '10000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '2024-02-30T00:00:00Z', '2024-01-01T24:00:00Z']) {
+  for (const value of [
+    '2024-12-31T23:59:60Z',
+    '0000-01-01T00:00:00Z',
+    '10000-01-01T00:00:00Z',
+    '0001-01-01T00:00:00+01:00',
+    '2024-02-30T00:00:00Z',
+    '2024-01-01T24:00:00Z',
+  ]) {
     for (const name of ['dateFrom', 'dateTo']) {
-      const response = await t.app.inject({ method: 'GET', url: `/api/v1/calls?${name}=${encodeURIComponent(value)}`, headers: user.headers });
+      const response = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/calls?${name}=${encodeURIComponent(value)}`,
+        headers: user.headers,
+      });
       assert.equal(response.statusCode, 400, `${name}=${value}: ${response.body}`);
       assert.deepEqual(fieldsOf(response), [`querystring/${name}`]);
       assert.match(errorBody(response).message, /years 0001-9999/);
     }
   }
   for (const value of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999999Z', '2024-02-29T12:00:00+05:30']) {
-    const response = await t.app.inject({ method: 'GET', url: `/api/v1/calls?dateFrom=${encodeURIComponent(value)}`, headers: user.headers });
+    const response = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/calls?dateFrom=${encodeURIComponent(value)}`,
+      headers: user.headers,
+    });
     assert.equal(response.statusCode, 200, value);
   }
 });
 
 test('JSON nested past the depth limit is a 400 naming the limit', async () => {
   const deep = '{"name":"x","transfer":' + '{"a":'.repeat(40) + '1' + '}'.repeat(40) + '}';
-  const response = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: { ...user.headers, 'content-type': 'application/json' }, payload: deep });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/agents',
+    headers: { ...user.headers, 'content-type': 'application/json' },
+    payload: deep,
+  });
   assert.equal(response.statusCode, 400);
   assert.match(errorBody(response).message, /deeper than the limit of 32 levels/);
   assert.equal(errorBody(response).details.maxDepth, 32);
@@ -306,7 +409,12 @@ test('JSON nested past the depth limit is a 400 naming the limit', async () => {
   assert.equal(errorBody(deeper).details.maxDepth, 32);
   // Brackets inside strings are text, not nesting, escaped quotes and backslashes included.
   for (const notes of ['['.repeat(100), `\\"${'['.repeat(40)}\\`, `\\\\"${'{'.repeat(40)}"`]) {
-    const text = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: user.headers, payload: { name: 'Brackets', notes } });
+    const text = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/agents',
+      headers: user.headers,
+      payload: { name: 'Brackets', notes },
+    });
     assert.equal(text.statusCode, 200, notes);
   }
 });
@@ -334,7 +442,9 @@ test('a value the database refuses is a 400 even when validation let it through'
       IF NEW.name = 'too large' THEN RAISE EXCEPTION 'index row too large' USING ERRCODE = '54000'; END IF;
       RETURN NEW;
     END $$`.execute(db);
-  await sql`CREATE TRIGGER refuse_odd_key_names BEFORE INSERT ON api_keys FOR EACH ROW EXECUTE FUNCTION refuse_odd_key_names()`.execute(db);
+  await sql`CREATE TRIGGER refuse_odd_key_names BEFORE INSERT ON api_keys FOR EACH ROW EXECUTE FUNCTION refuse_odd_key_names()`.execute(
+    db,
+  );
   try {
     const before = await countKeys();
     for (const [name, message] of [
@@ -342,7 +452,12 @@ test('a value the database refuses is a 400 even when validation let it through'
       ['out of range', /number is out of range/],
       ['too large', /value is too large/],
     ] as const) {
-      const response = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: user.headers, payload: { name } });
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: user.headers,
+        payload: { name },
+      });
       assert.equal(response.statusCode, 400, response.body);
       assert.equal(errorBody(response).error, 'validation_failed');
       assert.match(errorBody(response).message, message);
@@ -374,7 +489,9 @@ test('oversized headers and malformed HTTP get the error body on a real connecti
   try {
     await served.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = served.app.server.address() as AddressInfo;
-    const tooBig = parseRaw(await rawExchange(port, `GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+    const tooBig = parseRaw(
+      await rawExchange(port, `GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+    );
     assert.equal(tooBig.status, 431);
     assert.deepEqual(tooBig.body, {
       error: 'headers_too_large',
@@ -382,9 +499,15 @@ test('oversized headers and malformed HTTP get the error body on a real connecti
       details: { limitBytes: 16384 },
     });
     assert.match(tooBig.head, /content-type: application\/json/i);
-    const longUrl = parseRaw(await rawExchange(port, `GET /api/v1/contacts?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    const longUrl = parseRaw(
+      await rawExchange(port, `GET /api/v1/contacts?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+    );
     assert.equal(longUrl.status, 431);
-    for (const garbage of ['HELLO\r\n\r\n', 'GET / HTTP/9.9\r\n\r\n', 'GET /api/health HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n']) {
+    for (const garbage of [
+      'HELLO\r\n\r\n',
+      'GET / HTTP/9.9\r\n\r\n',
+      'GET /api/health HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n',
+    ]) {
       const malformed = parseRaw(await rawExchange(port, garbage));
       assert.equal(malformed.status, 400, garbage);
       assert.equal(malformed.body.error, 'bad_request');

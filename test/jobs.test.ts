@@ -28,7 +28,13 @@ after(async () => {
 });
 
 function startWorkers(app: TestApp, registry: JobRegistry = jobRegistry): Promise<JobWorkers> {
-  return startJobWorkers({ db: app.infra.database.db, services: app.services, log, registry, pollingIntervalSeconds: 0.5 });
+  return startJobWorkers({
+    db: app.infra.database.db,
+    services: app.services,
+    log,
+    registry,
+    pollingIntervalSeconds: 0.5,
+  });
 }
 
 /** Waits (bounded) until the job reaches one of `states`, and answers it. */
@@ -38,7 +44,10 @@ async function waitForJob(app: TestApp, name: string, id: string, states: string
     await sleep(100);
     job = await app.infra.jobs.boss.getJobById(name, id);
   }
-  assert.ok(job && states.includes(job.state), `job ${name} ${id} is ${job?.state ?? 'missing'}, expected ${states.join(' or ')}`);
+  assert.ok(
+    job && states.includes(job.state),
+    `job ${name} ${id} is ${job?.state ?? 'missing'}, expected ${states.join(' or ')}`,
+  );
   return job;
 }
 
@@ -56,7 +65,10 @@ test('a job sent inside a transaction exists only if that transaction commits (o
   );
   assert.ok(rolledBackJob, 'the send inside the transaction answered an id');
   assert.equal(await t.infra.jobs.boss.getJobById('sessions.purge', rolledBackJob), null);
-  assert.equal(await db.selectFrom('accounts').select('id').where('id', '=', rolledBackAccount).executeTakeFirst(), undefined);
+  assert.equal(
+    await db.selectFrom('accounts').select('id').where('id', '=', rolledBackAccount).executeTakeFirst(),
+    undefined,
+  );
 
   const committedAccount = newId();
   const committedJob = await db.transaction().execute(async (trx) => {
@@ -122,12 +134,16 @@ test('a worker runs sessions.purge: sessions dead for over a day go, the rest st
     await workers.stop(5_000);
   }
   const left = await db.selectFrom('sessions').select('user_agent').where('user_id', '=', user.userId).execute();
-  assert.deepEqual(left.map((s) => s.user_agent).sort(), ['expired an hour ago', 'lightMyRequest', 'revoked an hour ago']);
+  assert.deepEqual(left.map((s) => s.user_agent).sort(), [
+    'expired an hour ago',
+    'lightMyRequest',
+    'revoked an hour ago',
+  ]);
   const me = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } });
   assert.equal(me.statusCode, 200, 'the live session still signs in');
 });
 
-test('the worker role schedules the registry\'s jobs (UTC), and only registered schedules', async () => {
+test("the worker role schedules the registry's jobs (UTC), and only registered schedules", async () => {
   await t.infra.jobs.boss.createQueue('retired.job', { name: 'retired.job' });
   await t.infra.jobs.boss.schedule('retired.job', '*/5 * * * *');
   const workers = await startWorkers(t);
@@ -251,7 +267,9 @@ async function dropOnceDisconnected(database: TestDatabase) {
   await database.drop();
 }
 
-test('two instances starting at once on a fresh PostgreSQL database both come up', { skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set' }, async () => {
+test('two instances starting at once on a fresh PostgreSQL database both come up', {
+  skip: !process.env.DATABASE_URL && 'DATABASE_URL is not set',
+}, async () => {
   const database = await createTestDatabase();
   try {
     // Both race to install pg-boss's schema; the install lock makes the second find it installed.

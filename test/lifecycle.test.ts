@@ -35,7 +35,15 @@ function spawnParley(args: string[], env: Record<string, string>): Spawned {
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
     cwd: ROOT,
-    env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_REQUESTS: 'true', SHUTDOWN_GRACE_MS: '10000', ...env },
+    env: {
+      ...inherited,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      LOG_REQUESTS: 'true',
+      SHUTDOWN_GRACE_MS: '10000',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: LogLine[] = [];
@@ -73,7 +81,9 @@ function spawnParley(args: string[], env: Record<string, string>): Spawned {
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
         waiters.push({ match, resolve });
-        void exited.then((code) => reject(new Error(`server exited (${code}) before the expected log line; stderr: ${stderr}`)));
+        void exited.then((code) =>
+          reject(new Error(`server exited (${code}) before the expected log line; stderr: ${stderr}`)),
+        );
       });
     },
   };
@@ -91,7 +101,10 @@ async function stopServer(server: Spawned) {
   assert.equal(code, 0, `exit code after SIGTERM; stderr: ${server.stderr()}`);
   const messages = server.lines.map((l) => l.msg);
   assert.ok(messages.includes('shutting down'), 'logs the start of the shutdown');
-  assert.ok(messages.some((m) => m === 'database closed' || m === 'redis and database closed'), 'logs the database closing');
+  assert.ok(
+    messages.some((m) => m === 'database closed' || m === 'redis and database closed'),
+    'logs the database closing',
+  );
 }
 
 async function json(response: Response) {
@@ -110,11 +123,15 @@ function startSlowPost(url: string, payload: object) {
   const half = Math.floor(body.length / 2);
   let finish!: () => void;
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      },
+    );
     req.on('error', reject);
     req.write(body.subarray(0, half));
     finish = () => req.end(body.subarray(half));
@@ -161,7 +178,9 @@ async function restartKeepsData(env: Record<string, string>, dataDir: string | n
 
   // A request already in flight when SIGTERM arrives is answered before the process exits.
   const login = startSlowPost(`${second.url}/api/v1/auth/login`, { email, password });
-  await second.waitForLog((l) => l.msg === 'incoming request' && (l.req as { url?: string })?.url === '/api/v1/auth/login');
+  await second.waitForLog(
+    (l) => l.msg === 'incoming request' && (l.req as { url?: string })?.url === '/api/v1/auth/login',
+  );
   second.child.kill('SIGTERM');
   await second.waitForLog((l) => l.msg === 'shutting down');
   login.finish();
@@ -185,10 +204,15 @@ test('on PGlite: an API key and a login survive a SIGTERM and restart; an in-fli
   }
 });
 
-test('on PostgreSQL (and Redis): the same restart keeps data', { skip: !usingPostgres && 'DATABASE_URL is not set' }, async () => {
+test('on PostgreSQL (and Redis): the same restart keeps data', {
+  skip: !usingPostgres && 'DATABASE_URL is not set',
+}, async () => {
   const database = await createTestDatabase();
   try {
-    await restartKeepsData({ DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) }, null);
+    await restartKeepsData(
+      { DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) },
+      null,
+    );
   } finally {
     await database.drop();
   }
@@ -206,18 +230,29 @@ test('SIGTERM hangs up the live calls of the process as server_shutdown, with th
     });
     const headers = { 'content-type': 'application/json', cookie: cookieFrom(register) };
     const post = async (path: string, body: object) => {
-      const response = await fetch(`${first.url}/api/v1${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const response = await fetch(`${first.url}/api/v1${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
       assert.equal(response.status, 200, path);
       return json(response);
     };
-    const agent = await post('/agents', { name: 'Sally', status: 'active', firstMessage: 'Hi, this is Sally from Acme. Do you have a minute?', playbook: '1. Ask "Would you like a demo?"' });
+    const agent = await post('/agents', {
+      name: 'Sally',
+      status: 'active',
+      firstMessage: 'Hi, this is Sally from Acme. Do you have a minute?',
+      playbook: '1. Ask "Would you like a demo?"',
+    });
     await post('/phone-numbers', { number: '+14155553001' });
     const imported = await fetch(`${first.url}/api/v1/contact-lists?name=Leads&defaultCountry=US`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'text/csv' },
       body: 'First Name,Phone\nAda,+14155550100',
     });
-    const listed = await json(await fetch(`${first.url}/api/v1/contacts?listId=${(await json(imported)).listId}`, { headers }));
+    const listed = await json(
+      await fetch(`${first.url}/api/v1/contacts?listId=${(await json(imported)).listId}`, { headers }),
+    );
     const { callId } = await post(`/crm/contacts/${listed.contacts[0].id}/call`, { agentId: agent.id });
     // Live, some way into the conversation (the simulated person answers within seconds).
     for (let i = 0; ; i++) {
@@ -227,7 +262,10 @@ test('SIGTERM hangs up the live calls of the process as server_shutdown, with th
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await stopServer(first);
-    assert.ok(first.lines.some((l) => l.msg === 'live calls hung up' && l.calls === 1), 'the shutdown hangs up the live call');
+    assert.ok(
+      first.lines.some((l) => l.msg === 'live calls hung up' && l.calls === 1),
+      'the shutdown hangs up the live call',
+    );
 
     const second = await startServer([], env);
     const call = await json(await fetch(`${second.url}/api/v1/calls/${callId}`, { headers }));
@@ -235,7 +273,10 @@ test('SIGTERM hangs up the live calls of the process as server_shutdown, with th
     assert.equal(call.status, 'completed');
     assert.equal(call.endReason, 'server_shutdown');
     assert.ok(call.durationSeconds > 0);
-    assert.ok(call.costItems.some((item: { kind: string }) => item.kind === 'telephony'), 'charged to the moment it ended');
+    assert.ok(
+      call.costItems.some((item: { kind: string }) => item.kind === 'telephony'),
+      'charged to the moment it ended',
+    );
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -247,7 +288,11 @@ async function migrateTwice(env: Record<string, string>) {
     const run = spawnParley(['--role', 'migrate'], env);
     const done = await run.waitForLog((l) => l.msg === 'migrations applied');
     assert.equal(await run.exited, 0, run.stderr());
-    assert.equal(run.lines.some((l) => l.msg?.startsWith('parley started')), false, 'migrate does not serve');
+    assert.equal(
+      run.lines.some((l) => l.msg?.startsWith('parley started')),
+      false,
+      'migrate does not serve',
+    );
     runs.push(done.applied);
   }
   const [first, second] = runs as string[][];
@@ -289,7 +334,9 @@ test('--role api and --role worker are refused on PGlite with a clear message', 
   }
 });
 
-test('on PostgreSQL: split api and worker processes start, serve their part, and stop cleanly', { skip: !usingPostgres && 'DATABASE_URL is not set' }, async () => {
+test('on PostgreSQL: split api and worker processes start, serve their part, and stop cleanly', {
+  skip: !usingPostgres && 'DATABASE_URL is not set',
+}, async () => {
   const database = await createTestDatabase();
   const env = { DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) };
   try {
@@ -297,7 +344,11 @@ test('on PostgreSQL: split api and worker processes start, serve their part, and
     const api = await startServer(['--role', 'api'], env);
     assert.equal(worker.url, null, 'the worker has no HTTP listener');
     assert.ok(worker.lines.some((l) => l.msg === 'job workers started'));
-    assert.equal(api.lines.some((l) => l.msg === 'job workers started'), false, 'the api runs no job workers');
+    assert.equal(
+      api.lines.some((l) => l.msg === 'job workers started'),
+      false,
+      'the api runs no job workers',
+    );
     const health = await fetch(`${api.url}/api/health`);
     assert.equal(health.status, 200);
     assert.equal((await json(health)).storage, 'postgres');
@@ -331,7 +382,11 @@ test('a data-dir lock left by a dead process is taken over; a live one refuses t
     assert.equal(await refused.exited, 1);
     assert.match(refused.stderr(), new RegExp(`in use by process ${process.pid}`));
     assert.equal(readFileSync(lock, 'utf8'), held, 'a refused start leaves the lock alone');
-    assert.deepEqual(readdirSync(dataDir).filter((name) => name.startsWith('parley.pid.')), [], 'no temporary lock files left');
+    assert.deepEqual(
+      readdirSync(dataDir).filter((name) => name.startsWith('parley.pid.')),
+      [],
+      'no temporary lock files left',
+    );
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -339,7 +394,10 @@ test('a data-dir lock left by a dead process is taken over; a live one refuses t
 
 /** A process that tries the data-dir lock on command (test/fixtures/lock-racer.ts). */
 function startRacer(dataDir: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/lock-racer.ts', dataDir], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/lock-racer.ts', dataDir], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   const waiting: Array<(line: string) => void> = [];
   let pending = '';
@@ -354,7 +412,8 @@ function startRacer(dataDir: string) {
       else lines.push(line);
     }
   });
-  const nextLine = () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((resolve) => waiting.push(resolve)));
+  const nextLine = () =>
+    lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((resolve) => waiting.push(resolve));
   const exited = new Promise((resolve) => child.on('exit', resolve));
   return {
     ready: nextLine(),
@@ -380,7 +439,8 @@ test('starters racing for a stale data-dir lock: exactly one gets it', async () 
       // All at once; each holds what it got until every one has answered.
       const results = await Promise.all(racers.map((racer) => racer.send('go')));
       assert.equal(results.filter((r) => r === 'locked').length, 1, `round ${round}: ${results.join(' | ')}`);
-      for (const refusal of results.filter((r) => r !== 'locked')) assert.match(refusal, /^refused: Data directory .* is in use by process \d+/);
+      for (const refusal of results.filter((r) => r !== 'locked'))
+        assert.match(refusal, /^refused: Data directory .* is in use by process \d+/);
       await Promise.all(racers.map((racer) => racer.send('release')));
       assert.equal(existsSync(lock), false, 'released by its holder');
     }

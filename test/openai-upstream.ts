@@ -28,11 +28,38 @@ export function sendEvents(res: ServerResponse, events: unknown[]) {
 }
 
 /** A reply of text in pieces, with usage. */
-export const replyWith = (pieces: string[], usage: [number, number] = [100, 10]): UpstreamHandler => (_req, res) =>
-  sendEvents(res, [...pieces.map((piece, i) => textChunk(piece, i === pieces.length - 1 ? 'stop' : null)), usageChunk(...usage)]);
+export const replyWith =
+  (pieces: string[], usage: [number, number] = [100, 10]): UpstreamHandler =>
+  (_req, res) =>
+    sendEvents(res, [
+      ...pieces.map((piece, i) => textChunk(piece, i === pieces.length - 1 ? 'stop' : null)),
+      usageChunk(...usage),
+    ]);
 
 const EMBEDDING_DIMENSIONS = 256;
-const STOP_WORDS = new Set(['a', 'an', 'the', 'i', 'am', 'is', 'are', 'do', 'does', 'how', 'what', 'of', 'to', 'in', 'and', 'or', 'for', 'my', 'me', 'if', 'it']);
+const STOP_WORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'i',
+  'am',
+  'is',
+  'are',
+  'do',
+  'does',
+  'how',
+  'what',
+  'of',
+  'to',
+  'in',
+  'and',
+  'or',
+  'for',
+  'my',
+  'me',
+  'if',
+  'it',
+]);
 
 /**
  * A stand-in embedding model: hashed bag of words, with `synonyms` mapped onto one word first, so texts that share
@@ -51,11 +78,23 @@ export function bagOfWordsEmbedding(text: string, synonyms: Record<string, strin
 }
 
 /** Answers POST /embeddings with bagOfWordsEmbedding of each input. */
-export const embeddingsWith = (synonyms: Record<string, string> = {}): UpstreamHandler => (_req, res, body) => {
-  const inputs: string[] = Array.isArray(body?.input) ? body.input : [String(body?.input ?? '')];
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ object: 'list', data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: bagOfWordsEmbedding(input, synonyms) })), model: body?.model }));
-};
+export const embeddingsWith =
+  (synonyms: Record<string, string> = {}): UpstreamHandler =>
+  (_req, res, body) => {
+    const inputs: string[] = Array.isArray(body?.input) ? body.input : [String(body?.input ?? '')];
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        object: 'list',
+        data: inputs.map((input, index) => ({
+          object: 'embedding',
+          index,
+          embedding: bagOfWordsEmbedding(input, synonyms),
+        })),
+        model: body?.model,
+      }),
+    );
+  };
 
 export async function startUpstream() {
   const requests: { path: string; headers: IncomingMessage['headers']; body: any }[] = [];

@@ -17,7 +17,10 @@ const TOUR = fileURLToPath(new URL('./fixtures/openapi-tour/tour.ts', import.met
 const NODE_MODULES = fileURLToPath(new URL('../node_modules', import.meta.url));
 
 /** What the tour answers (declared here: the tour's own types exist only beside the generated ones). */
-type RunTour = (baseUrl: string, email: string) => Promise<{
+type RunTour = (
+  baseUrl: string,
+  email: string,
+) => Promise<{
   version: number;
   agentNames: string[];
   imported: number;
@@ -84,6 +87,10 @@ test('the tour runs through openapi-fetch against the service', async () => {
   assert.equal(result.imported, 1);
   assert.equal(result.adaPhone, '+14155552671');
   assert.ok(result.placedCallId);
-  assert.ok(['queued', 'dialing', 'ringing', 'connected', 'completed', 'failed', 'busy', 'no_answer'].includes(result.callStatus));
+  assert.ok(
+    ['queued', 'dialing', 'ringing', 'connected', 'completed', 'failed', 'busy', 'no_answer'].includes(
+      result.callStatus,
+    ),
+  );
   assert.deepEqual(result.invalidFields, ['body/name']);
 });

@@ -23,7 +23,12 @@ after(() => t.close());
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 function operations(): Array<{ where: string; path: string; method: string; op: Json }> {
   return Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
-    METHODS.filter((m) => item[m]).map((method) => ({ where: `${method.toUpperCase()} ${path}`, path, method, op: item[method] })),
+    METHODS.filter((m) => item[m]).map((method) => ({
+      where: `${method.toUpperCase()} ${path}`,
+      path,
+      method,
+      op: item[method],
+    })),
   );
 }
 const component = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')];
@@ -34,7 +39,11 @@ test('openapi.json is OpenAPI 3.1, version 1.0.0, public, with both security sch
   assert.deepEqual(doc.servers, [{ url: '/api' }]);
   assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKey', 'session']);
   assert.deepEqual(
-    { type: doc.components.securitySchemes.session.type, in: doc.components.securitySchemes.session.in, name: doc.components.securitySchemes.session.name },
+    {
+      type: doc.components.securitySchemes.session.type,
+      in: doc.components.securitySchemes.session.in,
+      name: doc.components.securitySchemes.session.name,
+    },
     { type: 'apiKey', in: 'cookie', name: 'vsid' },
   );
   for (const code of Object.keys(ERROR_CODES)) assert.ok(doc.info.description.includes(`| ${code} |`), code);
@@ -70,7 +79,11 @@ test('every operation has a unique operationId, a summary, a description, its 20
     const okContent = Object.values<Json>(ok.content ?? {});
     assert.ok(okContent.length > 0 && okContent.every((c) => c.schema), `${where} documents its 200 body`);
     for (const status of ['4XX', '5XX']) {
-      assert.equal(op.responses[status]?.content?.['application/json']?.schema?.$ref, '#/components/schemas/ErrorBody', `${where} ${status}`);
+      assert.equal(
+        op.responses[status]?.content?.['application/json']?.schema?.$ref,
+        '#/components/schemas/ErrorBody',
+        `${where} ${status}`,
+      );
     }
     if (['post', 'put', 'patch'].includes(method) && !op.requestBody) {
       // Action endpoints without a body (logout, revoke-all, start/pause) are fine; a body must be documented when taken.
@@ -117,13 +130,33 @@ test('operationIds a route does not name are derived from method and path', () =
 
 test('resources are named schemas, used by $ref, never copied inline', () => {
   const schemas = doc.components.schemas;
-  for (const name of ['Agent', 'AgentDetail', 'Call', 'CallDetail', 'Contact', 'ContactList', 'DncEntry', 'ApiKey', 'ErrorBody', 'PhoneNumber']) {
+  for (const name of [
+    'Agent',
+    'AgentDetail',
+    'Call',
+    'CallDetail',
+    'Contact',
+    'ContactList',
+    'DncEntry',
+    'ApiKey',
+    'ErrorBody',
+    'PhoneNumber',
+  ]) {
     assert.ok(schemas[name], `${name} is a component`);
   }
-  assert.equal(doc.paths['/v1/calls'].get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/CallPage');
+  assert.equal(
+    doc.paths['/v1/calls'].get.responses['200'].content['application/json'].schema.$ref,
+    '#/components/schemas/CallPage',
+  );
   assert.equal(schemas.CallPage.properties.calls.items.$ref, '#/components/schemas/Call');
-  assert.equal(doc.paths['/v1/agents/{id}'].get.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/AgentDetail');
-  assert.equal(doc.paths['/v1/agents'].post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/CreateAgentRequest');
+  assert.equal(
+    doc.paths['/v1/agents/{id}'].get.responses['200'].content['application/json'].schema.$ref,
+    '#/components/schemas/AgentDetail',
+  );
+  assert.equal(
+    doc.paths['/v1/agents'].post.requestBody.content['application/json'].schema.$ref,
+    '#/components/schemas/CreateAgentRequest',
+  );
   // An object schema (two or more fields) written out in two places is a resource that needs a title.
   const seen = new Map<string, number>();
   const visit = (node: unknown, topLevel: boolean) => {
@@ -144,9 +177,17 @@ test('resources are named schemas, used by $ref, never copied inline', () => {
 
 test('webhooks sections added to the document get names and a refusal answer', async () => {
   const { openApiOptions } = await import('../src/http/openapi.js');
-  const webhook = { post: { summary: 'call.completed', tags: ['webhooks'], responses: { '200': { description: 'Acknowledged.' } } } };
+  const webhook = {
+    post: { summary: 'call.completed', tags: ['webhooks'], responses: { '200': { description: 'Acknowledged.' } } },
+  };
   const finished = openApiOptions.transformObject!({
-    openapiObject: { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {}, components: { schemas: {} }, webhooks: { 'call.completed': webhook } },
+    openapiObject: {
+      openapi: '3.1.0',
+      info: { title: 't', version: '1' },
+      paths: {},
+      components: { schemas: {} },
+      webhooks: { 'call.completed': webhook },
+    },
   }) as Json;
   assert.equal(finished.webhooks['call.completed'].post.operationId, 'callCompletedWebhook');
   assert.ok(finished.webhooks['call.completed'].post.responses['4XX'].description);
@@ -157,7 +198,8 @@ test('webhooks sections added to the document get names and a refusal answer', a
 test('every tag in use is declared, with a description', () => {
   const declared = new Map<string, string | undefined>(doc.tags.map((tag: Json) => [tag.name, tag.description]));
   for (const { where, op } of operations()) {
-    for (const tag of op.tags ?? []) assert.ok(declared.get(tag), `${where}: tag "${tag}" is declared with a description (API_TAGS)`);
+    for (const tag of op.tags ?? [])
+      assert.ok(declared.get(tag), `${where}: tag "${tag}" is declared with a description (API_TAGS)`);
   }
 });
 

@@ -24,7 +24,9 @@ export function writePdf(pages: string[][], options: PdfOptions = {}): Buffer {
       : `BT /F1 11 Tf 14 TL 50 780 Td ${lines.map((line) => `(${escape(line)}) Tj T*`).join(' ')} ET`;
     const contentId = add(`<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`);
     pageIds.push(
-      add(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents ${contentId} 0 R >>`),
+      add(
+        `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents ${contentId} 0 R >>`,
+      ),
     );
   }
   objects[1] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pageIds.length} >>`;

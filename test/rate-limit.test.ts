@@ -45,7 +45,10 @@ test('anonymous requests are counted per IP under their own limit', async () => 
   const small = await buildTestApp({ env: { ANON_RATE_LIMIT_PER_MINUTE: '5' } });
   try {
     for (let i = 0; i < 5; i++) {
-      assert.equal((await small.app.inject({ method: 'GET', url: '/api/v1/public-config', remoteAddress: '10.1.1.1' })).statusCode, 200);
+      assert.equal(
+        (await small.app.inject({ method: 'GET', url: '/api/v1/public-config', remoteAddress: '10.1.1.1' })).statusCode,
+        200,
+      );
     }
     const refused = await small.app.inject({ method: 'GET', url: '/api/v1/public-config', remoteAddress: '10.1.1.1' });
     assert.equal(refused.statusCode, 429);
@@ -70,14 +73,24 @@ test('failed authentications count in the per-IP budget: past it, forged keys an
       {}, // no credentials at all on a private route
     ];
     for (const headers of forged) {
-      const response = await small.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers, remoteAddress: attacker });
+      const response = await small.app.inject({
+        method: 'GET',
+        url: '/api/v1/api-keys',
+        headers,
+        remoteAddress: attacker,
+      });
       assert.equal(response.statusCode, 401, JSON.stringify(headers));
       assert.equal(response.headers['ratelimit-policy'], '5;w=60');
     }
     const statuses: number[] = [];
     for (let i = 0; i < 20; i++) {
       const headers = i % 2 ? { authorization: `Bearer ${generateApiKey()}` } : { cookie: `vsid=${'C'.repeat(32)}` };
-      const response = await small.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers, remoteAddress: attacker });
+      const response = await small.app.inject({
+        method: 'GET',
+        url: '/api/v1/api-keys',
+        headers,
+        remoteAddress: attacker,
+      });
       statuses.push(response.statusCode);
       if (i === 0) {
         const body = errorBody(response);
@@ -89,12 +102,45 @@ test('failed authentications count in the per-IP budget: past it, forged keys an
     }
     assert.deepEqual(new Set(statuses), new Set([429]), 'every further attempt is refused');
     // Until the window resets the address is refused before any lookup, whatever it sends; public routes too.
-    assert.equal((await small.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: user.headers, remoteAddress: attacker })).statusCode, 429);
-    assert.equal((await small.app.inject({ method: 'GET', url: '/api/v1/public-config', remoteAddress: attacker })).statusCode, 429);
+    assert.equal(
+      (
+        await small.app.inject({
+          method: 'GET',
+          url: '/api/v1/api-keys',
+          headers: user.headers,
+          remoteAddress: attacker,
+        })
+      ).statusCode,
+      429,
+    );
+    assert.equal(
+      (await small.app.inject({ method: 'GET', url: '/api/v1/public-config', remoteAddress: attacker })).statusCode,
+      429,
+    );
     // Other addresses are not affected, and valid credentials are never counted in the per-IP budget.
-    assert.equal((await small.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: user.headers, remoteAddress: '10.3.0.2' })).statusCode, 200);
+    assert.equal(
+      (
+        await small.app.inject({
+          method: 'GET',
+          url: '/api/v1/api-keys',
+          headers: user.headers,
+          remoteAddress: '10.3.0.2',
+        })
+      ).statusCode,
+      200,
+    );
     for (let i = 0; i < 8; i++) {
-      assert.equal((await small.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: user.headers, remoteAddress: '10.3.0.3' })).statusCode, 200);
+      assert.equal(
+        (
+          await small.app.inject({
+            method: 'GET',
+            url: '/api/v1/api-keys',
+            headers: user.headers,
+            remoteAddress: '10.3.0.3',
+          })
+        ).statusCode,
+        200,
+      );
     }
   } finally {
     await small.close();
@@ -106,7 +152,12 @@ test('a stale cookie on a public route counts once, as the anonymous request it 
   try {
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const response = await small.app.inject({ method: 'GET', url: '/api/v1/public-config', headers: { cookie: `vsid=${'D'.repeat(32)}` }, remoteAddress: '10.4.0.1' });
+      const response = await small.app.inject({
+        method: 'GET',
+        url: '/api/v1/public-config',
+        headers: { cookie: `vsid=${'D'.repeat(32)}` },
+        remoteAddress: '10.4.0.1',
+      });
       statuses.push(response.statusCode);
     }
     assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
@@ -141,7 +192,11 @@ test('/api/health has a per-IP limit of its own', async () => {
 
 test('the limit can be raised per account', async () => {
   const user = await signUp(t.app);
-  await t.infra.database.db.updateTable('accounts').set({ rate_limit_per_minute: 1000 }).where('id', '=', user.accountId).execute();
+  await t.infra.database.db
+    .updateTable('accounts')
+    .set({ rate_limit_per_minute: 1000 })
+    .where('id', '=', user.accountId)
+    .execute();
   const response = await get(t.app, user.headers);
   assert.equal(response.headers['ratelimit-policy'], '1000;w=60');
 });

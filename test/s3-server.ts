@@ -20,7 +20,13 @@ export interface TestS3Server {
 
 export async function startS3Server(bucket = 'parley-test'): Promise<TestS3Server> {
   const directory = await mkdtemp(join(tmpdir(), 'parley-s3rver-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket, configs: [] }],
+  });
   const { port } = await server.run();
   return {
     endpoint: `http://127.0.0.1:${port}`,

@@ -36,22 +36,26 @@ const UNSCOPED: Record<string, string> = {
   'auth.revokeSession': "the caller's own session",
   'domainEvents.find': "a subscriber's job carries only the event id",
   'domainEvents.deleteBefore': 'retention across all accounts (a scheduled job)',
-  'calls.findAnyAccount': 'platform tools, signed provider callbacks and signed asset URLs name a call by id; the signature or admin check is the access',
-  'calls.accountsWithQueuedCalls': 'the scheduled dispatcher goes through every account\'s queue',
-  'calls.lostCallCandidates': 'the sweep after a crash looks at every account\'s live calls',
+  'calls.findAnyAccount':
+    'platform tools, signed provider callbacks and signed asset URLs name a call by id; the signature or admin check is the access',
+  'calls.accountsWithQueuedCalls': "the scheduled dispatcher goes through every account's queue",
+  'calls.lostCallCandidates': "the sweep after a crash looks at every account's live calls",
   'callsAdmin.listPage': 'the platform administrator lists the calls of every account (platform-admin route)',
   'callsAdmin.count': 'the platform administrator lists the calls of every account (platform-admin route)',
   'callsAdmin.accountOfCall': 'the platform administrator names a call by id alone and the call decides the account',
-  'callsAdmin.agentById': 'a platform administrator\'s test call names an agent by id alone and the agent decides the account',
-  'callsAdmin.agentPickerPage': 'the platform administrator\'s agent picker spans every account',
-  'callsAdmin.agentPickerCount': 'the platform administrator\'s agent picker spans every account',
-  'numbers.takenAmong': 'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
+  'callsAdmin.agentById':
+    "a platform administrator's test call names an agent by id alone and the agent decides the account",
+  'callsAdmin.agentPickerPage': "the platform administrator's agent picker spans every account",
+  'callsAdmin.agentPickerCount': "the platform administrator's agent picker spans every account",
+  'numbers.takenAmong':
+    'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
   'webhooks.dueDeliveries': 'the sweep re-enqueues due deliveries of every account (a scheduled job)',
   'webhooks.deleteDeliveriesBefore': 'retention across all accounts (a scheduled job)',
   'campaigns.runningCampaigns': "the scheduled sweep wakes every account's running campaigns",
-  'campaigns.loadContacts': "an insert of rows carrying the account id, from the contacts service's account-scoped member query",
+  'campaigns.loadContacts':
+    "an insert of rows carrying the account id, from the contacts service's account-scoped member query",
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -59,16 +63,19 @@ const ID = '00000000-0000-4000-8000-0000000000bb';
 
 /** Stands in for any argument: every property is another stand-in, so every optional filter is "set". */
 function anything(): any {
-  return new Proxy({}, {
-    get(_, property) {
-      if (property === Symbol.toPrimitive) return () => 1;
-      if (property === 'then' || property === 'toOperationNode') return undefined;
-      if (property === Symbol.iterator) return function* () {};
-      if (property === 'toISOString') return () => '2026-01-01T00:00:00.000Z';
-      return anything();
+  return new Proxy(
+    {},
+    {
+      get(_, property) {
+        if (property === Symbol.toPrimitive) return () => 1;
+        if (property === 'then' || property === 'toOperationNode') return undefined;
+        if (property === Symbol.iterator) return function* () {};
+        if (property === 'toISOString') return () => '2026-01-01T00:00:00.000Z';
+        return anything();
+      },
+      ownKeys: () => [],
     },
-    ownKeys: () => [],
-  });
+  );
 }
 
 /** Arguments for methods the stand-in cannot fill (they branch on the argument's shape). */
@@ -76,28 +83,73 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'contacts.setDncFlag': (q) => q.setDncFlag(ACCOUNT, ['+14155552671'], true, new Date()),
   'contacts.flagDncAmong': (q) => q.flagDncAmong(ACCOUNT, sql`SELECT '+1'`, new Date(), 'noted'),
   'contacts.update': (q) =>
-    q.update(ACCOUNT, ID, { first_name: 'A', phone_e164: '+14155552671', attributes: { a: 'b', c: null } }, sql`SELECT '+1'`, new Date()),
-  'contacts.exportBatch': (q) => q.exportBatch(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { at: '2026-01-01', id: ID }, 10),
-  'contacts.listContacts': (q) => q.listContacts(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { limit: 10, offset: 0 }),
-  'calls.listPage': (q) => q.listPage(ACCOUNT, { status: 'completed', agentId: ID, createdFrom: new Date() }, { limit: 10, offset: 200 }),
+    q.update(
+      ACCOUNT,
+      ID,
+      { first_name: 'A', phone_e164: '+14155552671', attributes: { a: 'b', c: null } },
+      sql`SELECT '+1'`,
+      new Date(),
+    ),
+  'contacts.exportBatch': (q) =>
+    q.exportBatch(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { at: '2026-01-01', id: ID }, 10),
+  'contacts.listContacts': (q) =>
+    q.listContacts(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { limit: 10, offset: 0 }),
+  'calls.listPage': (q) =>
+    q.listPage(ACCOUNT, { status: 'completed', agentId: ID, createdFrom: new Date() }, { limit: 10, offset: 200 }),
   'calls.count': (q) => q.count(ACCOUNT, { status: 'completed', contactId: ID }),
   'calls.countEvents': (q) => q.countEvents(ACCOUNT, {}),
   'calls.pageQuery': (q) => q.pageQuery(ACCOUNT, { status: 'completed' }, { limit: 10, offset: 0 }).execute(),
   'auth.insertAccountWithOwner': (q) =>
-    q.insertAccountWithOwner({ accountId: ACCOUNT, accountName: 'A', userId: ID, email: 'a@example.com', name: null, passwordHash: 'x' }),
+    q.insertAccountWithOwner({
+      accountId: ACCOUNT,
+      accountName: 'A',
+      userId: ID,
+      email: 'a@example.com',
+      name: null,
+      passwordHash: 'x',
+    }),
   'auth.insertSession': (q) =>
-    q.insertSession({ id: ID, tokenHash: 'x', userId: ID, accountId: ACCOUNT, ip: null, userAgent: null, expiresAt: new Date() }),
+    q.insertSession({
+      id: ID,
+      tokenHash: 'x',
+      userId: ID,
+      accountId: ACCOUNT,
+      ip: null,
+      userAgent: null,
+      expiresAt: new Date(),
+    }),
   'domainEvents.insert': (q) =>
-    q.insert({ id: ID, type: 'agent.created', accountId: ACCOUNT, subject: { type: 'agent', id: ID }, data: {}, actor: null, occurredAt: new Date() }),
+    q.insert({
+      id: ID,
+      type: 'agent.created',
+      accountId: ACCOUNT,
+      subject: { type: 'agent', id: ID },
+      data: {},
+      actor: null,
+      occurredAt: new Date(),
+    }),
   'dnc.list': (q) => q.list(ACCOUNT, '415 asked', { limit: 10, offset: 0 }),
   'calls.lostCallCandidates': (q) => q.lostCallCandidates({ staleBefore: new Date() }),
-  'calls.insertEvents': (q) => q.insertEvents(ACCOUNT, [{ callId: ID, type: 'call.turn', data: {}, occurredAt: new Date() }]),
-  'calls.insertTurns': (q) => q.insertTurns(ACCOUNT, [{ callId: ID, seq: 0, speaker: 'agent', text: 'Hi', startMs: 0, endMs: 1 }]),
+  'calls.insertEvents': (q) =>
+    q.insertEvents(ACCOUNT, [{ callId: ID, type: 'call.turn', data: {}, occurredAt: new Date() }]),
+  'calls.insertTurns': (q) =>
+    q.insertTurns(ACCOUNT, [{ callId: ID, seq: 0, speaker: 'agent', text: 'Hi', startMs: 0, endMs: 1 }]),
   'calls.insertCostItems': (q) =>
-    q.insertCostItems(ACCOUNT, ID, [{ kind: 'llm', description: 'x', quantity: '1', unit: 'x', unit_price_usd: '1', amount_usd: '1' }], new Date()),
+    q.insertCostItems(
+      ACCOUNT,
+      ID,
+      [{ kind: 'llm', description: 'x', quantity: '1', unit: 'x', unit_price_usd: '1', amount_usd: '1' }],
+      new Date(),
+    ),
   'knowledge.search': (q) => q.search(ACCOUNT, ID, 'english', 'warranty', 10),
   'knowledge.replace': (q) =>
-    q.replace(ACCOUNT, ID, { chunks: [{ seq: 0, heading: 'H', content: 'C', tokens: 1, embedding: [0.5] }], language: 'english', sourceHash: 'x', characters: 1, at: new Date() }),
+    q.replace(ACCOUNT, ID, {
+      chunks: [{ seq: 0, heading: 'H', content: 'C', tokens: 1, embedding: [0.5] }],
+      language: 'english',
+      sourceHash: 'x',
+      characters: 1,
+      at: new Date(),
+    }),
   'calls.updateCall': (q) => q.updateCall(ACCOUNT, ID, { status: 'ringing' }, { beat: true }),
   'calls.numberActivity': (q) => q.numberActivity(ACCOUNT, ['+14155550100'], new Date(), 10),
   'callsAdmin.listPage': (q) => q.listPage({ status: 'completed', number: '415' }, { limit: 10, offset: 0 }),
@@ -110,7 +162,8 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
   'numbers.takenAmong': (q) => q.takenAmong(['+14155550100']),
   'numbers.routeOf': (q) => q.routeOf('+14155550100'),
   'numbers.renewDueCharges': (q) => q.renewDueCharges(new Date()),
-  'dispositions.insertMissing': (q) => q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
+  'dispositions.insertMissing': (q) =>
+    q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
   'campaigns.loadContacts': (q) => q.loadContacts(ACCOUNT, ID, sql`SELECT 1 AS contact_id`, new Date()),
   'campaigns.addStats': (q) => q.addStats(ACCOUNT, ID, { dialed: 1 }, '0.1'),
   'catalog.replaceRates': (q) =>
@@ -182,7 +235,11 @@ test('every repo statement on tenant data names account_id', async () => {
       statements.length = 0;
       const example = EXAMPLES[name];
       await Promise.resolve()
-        .then(() => (example ? example(repo) : (fn as (...args: unknown[]) => unknown)(ACCOUNT, anything(), anything(), anything(), anything())))
+        .then(() =>
+          example
+            ? example(repo)
+            : (fn as (...args: unknown[]) => unknown)(ACCOUNT, anything(), anything(), anything(), anything()),
+        )
         .catch(() => undefined); // the dummy driver answers no rows; the SQL was compiled and recorded before that
       if (statements.length === 0) {
         problems.push(`${name} compiled no SQL: give it an example in EXAMPLES`);

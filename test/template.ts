@@ -42,7 +42,10 @@ function packageVersion(name: string): string {
   let dir = dirname(fileURLToPath(import.meta.resolve(name)));
   for (;;) {
     try {
-      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (manifest.name === name) return manifest.version ?? 'unknown';
     } catch {
       // no package.json at this level
@@ -59,10 +62,14 @@ let key: string | undefined;
 export function templateKey(): string {
   if (key) return key;
   const hash = createHash('sha256');
-  for (const file of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()) {
+  for (const file of readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
     hash.update(`${file}\0${readFileSync(join(MIGRATIONS_DIR, file), 'utf8')}\0`);
   }
-  hash.update(`pglite ${packageVersion('@electric-sql/pglite')}\0pg-boss ${packageVersion('pg-boss')}\0${JOBS_SCHEMA}\0`);
+  hash.update(
+    `pglite ${packageVersion('@electric-sql/pglite')}\0pg-boss ${packageVersion('pg-boss')}\0${JOBS_SCHEMA}\0`,
+  );
   hash.update(JSON.stringify(Object.entries(jobRegistry).map(([name, job]) => [name, job.policy ?? {}])));
   return (key = hash.digest('hex').slice(0, 16));
 }
@@ -145,7 +152,10 @@ async function findOrBuildPostgresTemplate(serverUrl: string): Promise<string> {
     const building = `${name}_building`;
     await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
     await admin.query(`CREATE DATABASE ${building}`);
-    const storage = await openStorage(loadConfig({ DATABASE_URL: databaseUrl(serverUrl, building), LOG_LEVEL: 'silent' }), { log: silent });
+    const storage = await openStorage(
+      loadConfig({ DATABASE_URL: databaseUrl(serverUrl, building), LOG_LEVEL: 'silent' }),
+      { log: silent },
+    );
     await storage.close();
     // pg's pool resolves end() before its sockets have closed, and a database in use cannot be renamed.
     await retryWhileInUse(() => admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`));

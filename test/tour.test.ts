@@ -24,13 +24,28 @@ test('the README tour works end to end', async () => {
   assert.equal(register.statusCode, 200);
   const cookie = `vsid=${register.cookies.find((c) => c.name === 'vsid')!.value}`;
 
-  const key = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie }, payload: { name: 'tour' } });
+  const key = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: { cookie },
+    payload: { name: 'tour' },
+  });
   assert.equal(key.statusCode, 200);
   const auth = { authorization: `Bearer ${key.json().key}` };
 
-  const agent = await t.app.inject({ method: 'POST', url: '/api/v1/agents', headers: auth, payload: { name: 'Appointment setter', mission: 'Book a demo with the lead' } });
+  const agent = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/agents',
+    headers: auth,
+    payload: { name: 'Appointment setter', mission: 'Book a demo with the lead' },
+  });
   assert.equal(agent.statusCode, 200);
-  const patched = await t.app.inject({ method: 'PATCH', url: `/api/v1/agents/${agent.json().id}`, headers: auth, payload: { soul: 'Warm, brief, never pushy.', status: 'active' } });
+  const patched = await t.app.inject({
+    method: 'PATCH',
+    url: `/api/v1/agents/${agent.json().id}`,
+    headers: auth,
+    payload: { soul: 'Warm, brief, never pushy.', status: 'active' },
+  });
   assert.equal(patched.statusCode, 200);
   assert.equal(patched.json().version, 2);
   assert.equal(patched.json().status, 'active');
@@ -49,7 +64,11 @@ test('the README tour works end to end', async () => {
   const contacts = await t.app.inject({ method: 'GET', url: '/api/v1/contacts?q=ada', headers: auth });
   assert.equal(contacts.json().contacts[0].phone, '+14155552671');
 
-  const calls = await t.app.inject({ method: 'GET', url: '/api/v1/calls?status=completed&limit=25&offset=0', headers: auth });
+  const calls = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/calls?status=completed&limit=25&offset=0',
+    headers: auth,
+  });
   assert.deepEqual(calls.json(), { calls: [], total: 0, limit: 25, offset: 0 });
 
   const bad = await t.app.inject({ method: 'GET', url: '/api/v1/calls?status=bogus', headers: auth });
@@ -68,7 +87,14 @@ test('the README tour, as written, runs twice against the real server', async ()
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
   const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+    env: {
+      ...inherited,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: join(dir, 'data'),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
@@ -84,7 +110,10 @@ test('the README tour, as written, runs twice against the real server', async ()
     });
     const runTour = () =>
       new Promise<{ code: number | null; output: string }>((resolve) => {
-        const bash = spawn('bash', ['-c', script.replace(/^BASE=.*$/m, `BASE=${url}/api`)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        const bash = spawn('bash', ['-c', script.replace(/^BASE=.*$/m, `BASE=${url}/api`)], {
+          cwd: dir,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let output = '';
         bash.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
         bash.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -97,7 +126,8 @@ test('the README tour, as written, runs twice against the real server', async ()
     for (const run of [1, 2]) {
       const { code, output } = await runTour();
       assert.equal(code, 0, output);
-      if (run === 2) assert.match(output, /"error":"conflict"/, 'the second run is told the email is taken, then signs in');
+      if (run === 2)
+        assert.match(output, /"error":"conflict"/, 'the second run is told the email is taken, then signs in');
       assert.match(output, /"status":"completed"/);
       assert.match(output, /"speaker":"agent"/, 'the transcript');
       assert.match(output, /"error":"validation_failed"/);

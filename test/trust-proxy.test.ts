@@ -9,11 +9,18 @@ import { buildTestApp, errorBody } from './helpers.js';
  * from another real client: it has a budget of its own only when the proxy is trusted.
  */
 async function statusesThroughProxy(trustProxy: string | undefined) {
-  const t = await buildTestApp({ env: { ANON_RATE_LIMIT_PER_MINUTE: '3', ...(trustProxy ? { TRUST_PROXY: trustProxy } : {}) } });
+  const t = await buildTestApp({
+    env: { ANON_RATE_LIMIT_PER_MINUTE: '3', ...(trustProxy ? { TRUST_PROXY: trustProxy } : {}) },
+  });
   try {
     // The client wrote the first entry; the proxy at 127.0.0.1 appended the address it saw.
     const send = (forwardedFor: string) =>
-      t.app.inject({ method: 'GET', url: '/api/v1/public-config', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': forwardedFor } });
+      t.app.inject({
+        method: 'GET',
+        url: '/api/v1/public-config',
+        remoteAddress: '127.0.0.1',
+        headers: { 'x-forwarded-for': forwardedFor },
+      });
     const statuses: number[] = [];
     for (let i = 1; i <= 4; i++) statuses.push((await send(`198.51.100.${i}, 203.0.113.7`)).statusCode);
     const refused = await send('198.51.100.9, 203.0.113.7');
@@ -42,13 +49,16 @@ test('TRUST_PROXY takes false, a hop count or proxy addresses; "true" is refused
     'fd00::/8',
     'loopback',
   ]);
-  assert.throws(() => loadConfig({ TRUST_PROXY: 'true' }), (error: Error) => {
-    assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /any client could choose its own IP/);
-    assert.match(error.message, /TRUST_PROXY=1/);
-    assert.match(error.message, /TRUST_PROXY=10\.0\.0\.0\/8,127\.0\.0\.1/);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig({ TRUST_PROXY: 'true' }),
+    (error: Error) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /any client could choose its own IP/);
+      assert.match(error.message, /TRUST_PROXY=1/);
+      assert.match(error.message, /TRUST_PROXY=10\.0\.0\.0\/8,127\.0\.0\.1/);
+      return true;
+    },
+  );
   for (const bad of ['10.0.0.0/33', 'proxy.internal', '10.0.0.1,', '1.2.3']) {
     assert.throws(() => loadConfig({ TRUST_PROXY: bad }), ConfigError, bad);
   }

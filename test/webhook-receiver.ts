@@ -35,14 +35,23 @@ export async function startReceiver(options: ReceiverOptions) {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      const verified = verifyWebhook(raw, req.headers, options.secret(), { toleranceSec: 300, ...(options.nowSec ? { nowSec: options.nowSec() } : {}) });
+      const verified = verifyWebhook(raw, req.headers, options.secret(), {
+        toleranceSec: 300,
+        ...(options.nowSec ? { nowSec: options.nowSec() } : {}),
+      });
       if (!verified.valid) {
         rejected.push(verified.reason);
         res.writeHead(400).end(verified.reason);
         return;
       }
       const deliveryId = verified.deliveryId ?? '';
-      const entry: Received = { deliveryId, headers: req.headers, rawBody: raw.toString('utf8'), body: JSON.parse(raw.toString('utf8')), duplicate: seen.has(deliveryId) };
+      const entry: Received = {
+        deliveryId,
+        headers: req.headers,
+        rawBody: raw.toString('utf8'),
+        body: JSON.parse(raw.toString('utf8')),
+        duplicate: seen.has(deliveryId),
+      };
       received.push(entry);
       const status = options.status?.(entry) ?? 200;
       if (status >= 200 && status < 300) seen.add(deliveryId);

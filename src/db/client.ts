@@ -61,7 +61,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
   const isNew = inMemory || !existsSync(join(options.dataDir, 'PG_VERSION'));
   const restore = options.restoreFrom && isNew ? { loadDataDir: options.restoreFrom } : {};
-  const pglite = new PGlite({ ...(inMemory ? {} : { dataDir: options.dataDir }), ...restore, extensions: PGLITE_EXTENSIONS });
+  const pglite = new PGlite({
+    ...(inMemory ? {} : { dataDir: options.dataDir }),
+    ...restore,
+    extensions: PGLITE_EXTENSIONS,
+  });
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, kind: 'pglite', close: closeOnce(db) };

@@ -116,7 +116,12 @@ async function withLocalAccountLock<T>(accountId: string, fn: () => Promise<T>):
  * the staging table's (phone_e164, ...) index, so no step sorts or scans the whole table; null when none are left.
  * A step then takes every staged row of its numbers, so it holds at most `rows` distinct numbers.
  */
-export async function nextStagedRange(trx: Session, staging: string, after: string, rows: number): Promise<string | null> {
+export async function nextStagedRange(
+  trx: Session,
+  staging: string,
+  after: string,
+  rows: number,
+): Promise<string | null> {
   const { rows: found } = await sql<{ upper: string | null }>`
     SELECT COALESCE(
       (SELECT phone_e164 FROM ${sql.table(staging)} WHERE phone_e164 > ${after} ORDER BY phone_e164 OFFSET ${rows - 1} LIMIT 1),
@@ -159,7 +164,11 @@ export async function runBatchedMerge<T>(
       });
     } catch (error) {
       // The merge's own error is what the client needs; a failing undo must not replace it.
-      if (committed) await session.transaction().execute(undo).catch(() => undefined);
+      if (committed)
+        await session
+          .transaction()
+          .execute(undo)
+          .catch(() => undefined);
       throw error;
     }
   });

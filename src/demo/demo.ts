@@ -28,7 +28,12 @@ interface InjectResponse {
 
 /** What the demo needs of the app: Fastify's inject. */
 export interface Injectable {
-  inject(options: { method: string; url: string; headers?: Record<string, string>; payload?: string | object }): Promise<InjectResponse>;
+  inject(options: {
+    method: string;
+    url: string;
+    headers?: Record<string, string>;
+    payload?: string | object;
+  }): Promise<InjectResponse>;
 }
 
 export interface DemoResult {
@@ -42,19 +47,32 @@ export class DemoError extends Error {}
 
 export async function seedDemo(app: Injectable): Promise<DemoResult> {
   const send = async (method: string, url: string, headers: Record<string, string>, payload?: string | object) => {
-    const response = await app.inject({ method, url: `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload }) });
+    const response = await app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers,
+      ...(payload === undefined ? {} : { payload }),
+    });
     return response;
   };
   const ok = async (method: string, url: string, headers: Record<string, string>, payload?: string | object) => {
     const response = await send(method, url, headers, payload);
-    if (response.statusCode !== 200) throw new DemoError(`The demo could not ${method} ${url}: ${response.statusCode} ${response.body}`);
+    if (response.statusCode !== 200)
+      throw new DemoError(`The demo could not ${method} ${url}: ${response.statusCode} ${response.body}`);
     return response.json();
   };
 
-  const register = await send('POST', '/auth/register', {}, { ...DEMO_LOGIN, name: 'Demo', accountName: 'Demo account' });
+  const register = await send(
+    'POST',
+    '/auth/register',
+    {},
+    { ...DEMO_LOGIN, name: 'Demo', accountName: 'Demo account' },
+  );
   if (register.statusCode === 409) return { created: false, ...DEMO_LOGIN, calls: [] };
   if (register.statusCode !== 200) {
-    throw new DemoError(`The demo account could not be created (${register.statusCode}): ${register.json().message ?? register.body}`);
+    throw new DemoError(
+      `The demo account could not be created (${register.statusCode}): ${register.json().message ?? register.body}`,
+    );
   }
   const session = { cookie: `vsid=${register.cookies.find((c) => c.name === 'vsid')!.value}` };
   const { key } = await ok('POST', '/api-keys', session, { name: 'demo' });
@@ -64,8 +82,16 @@ export async function seedDemo(app: Injectable): Promise<DemoResult> {
   for (const body of demoAgents()) agents.push((await ok('POST', '/agents/from-template', auth, body)).id);
   await ok('POST', '/phone-numbers/inventory/purchase', auth, { country: 'US', areaCode: '415' });
 
-  const csv = ['First Name,Last Name,Phone Number,Notes', ...DEMO_CONTACTS.map((c) => `${c.firstName},${c.lastName},${c.phone},${c.note}`)].join('\n');
-  const imported = await ok('POST', '/contact-lists?name=Demo%20leads&defaultCountry=US', { ...auth, 'content-type': 'text/csv' }, csv);
+  const csv = [
+    'First Name,Last Name,Phone Number,Notes',
+    ...DEMO_CONTACTS.map((c) => `${c.firstName},${c.lastName},${c.phone},${c.note}`),
+  ].join('\n');
+  const imported = await ok(
+    'POST',
+    '/contact-lists?name=Demo%20leads&defaultCountry=US',
+    { ...auth, 'content-type': 'text/csv' },
+    csv,
+  );
   const listed = await ok('GET', `/contacts?listId=${imported.listId}&limit=100`, auth);
 
   const calls: string[] = [];

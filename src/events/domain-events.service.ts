@@ -14,7 +14,11 @@ export const DOMAIN_EVENT_RETENTION_DAYS = 30;
  * The outbox of a transaction: `send` enqueues a job and `emit` records a domain event and enqueues one job per
  * subscriber that wants it, all on the transaction, so they exist exactly when the change commits.
  */
-export function createOutboxFactory(deps: { jobs: JobQueue; subscriptions: readonly SubscriptionRoute[]; clock: Clock }): OutboxFactory {
+export function createOutboxFactory(deps: {
+  jobs: JobQueue;
+  subscriptions: readonly SubscriptionRoute[];
+  clock: Clock;
+}): OutboxFactory {
   const { jobs, subscriptions, clock } = deps;
   return (trx): Outbox => ({
     send: (name, data, options) => jobs.send(name, data, { ...options, trx }),
@@ -22,7 +26,9 @@ export function createOutboxFactory(deps: { jobs: JobQueue; subscriptions: reado
       const event: DomainEvent = { ...input, data: input.data ?? {}, id: newId(), occurredAt: clock.now() };
       await domainEventQueries(trx).insert(event);
       // One statement for all of the event's subscribers: an event's cost grows with its statements, not its readers.
-      const queues = subscriptions.filter(({ events }) => events === 'all' || events.includes(event.type)).map(({ queue }) => queue);
+      const queues = subscriptions
+        .filter(({ events }) => events === 'all' || events.includes(event.type))
+        .map(({ queue }) => queue);
       await jobs.enqueueAll(queues, { eventId: event.id }, { trx });
       return event;
     },

@@ -86,5 +86,8 @@ export const eventColumns = (event: DomainEvent) => ({
   occurred_at: event.occurredAt,
 });
 
-export const actorFromColumns = (row: { actor_user_id: string | null; actor_api_key_id: string | null }): Actor | null =>
+export const actorFromColumns = (row: {
+  actor_user_id: string | null;
+  actor_api_key_id: string | null;
+}): Actor | null =>
   row.actor_user_id || row.actor_api_key_id ? { userId: row.actor_user_id, apiKeyId: row.actor_api_key_id } : null;

@@ -47,7 +47,9 @@ export function checkAccess(access: Access, auth: Auth): void {
   if (access.kind === 'account' && !roleMayTake(auth.role, access.action)) {
     throw new AppError(
       'forbidden',
-      auth.role === 'viewer' ? 'The viewer role is read-only' : `Your role (${auth.role}) may not do this (${access.action})`,
+      auth.role === 'viewer'
+        ? 'The viewer role is read-only'
+        : `Your role (${auth.role}) may not do this (${access.action})`,
     );
   }
   if (access.kind === 'platformAdmin' && !auth.isPlatformAdmin) {

@@ -24,7 +24,10 @@ export function registerCsvBodyParser(app: FastifyInstance) {
   for (const type of CSV_MEDIA_TYPES) {
     app.addContentTypeParser(type, (request, payload, done) => {
       if (request.routeOptions.config?.csvBody === true) return done(null, payload);
-      done(new AppError('unsupported_media_type', 'This endpoint takes JSON: send Content-Type: application/json'), undefined);
+      done(
+        new AppError('unsupported_media_type', 'This endpoint takes JSON: send Content-Type: application/json'),
+        undefined,
+      );
     });
   }
 }
@@ -36,7 +39,9 @@ function isStream(body: unknown): body is AsyncIterable<Buffer | string> {
 /** The CSV body of a request, or a 415 when the request carries something else. */
 export function csvUpload(req: FastifyRequest): CsvUpload {
   if (!isStream(req.body)) {
-    throw new AppError('unsupported_media_type', `Send the file as CSV (Content-Type: text/csv)`, { accepted: CSV_MEDIA_TYPES });
+    throw new AppError('unsupported_media_type', `Send the file as CSV (Content-Type: text/csv)`, {
+      accepted: CSV_MEDIA_TYPES,
+    });
   }
   const length = Number(req.headers['content-length']);
   return { stream: req.body, declaredBytes: Number.isFinite(length) ? length : null };
@@ -75,7 +80,8 @@ export function csvReadError(error: unknown): never {
 /** Refuses a body whose announced length is already past the limit, before reading a byte of it. */
 export function checkDeclaredSize(upload: CsvUpload, limitBytes: number) {
   if (upload.declaredBytes !== null && upload.declaredBytes > limitBytes) {
-    throw new AppError('payload_too_large', `The CSV body is larger than the limit of ${limitBytes} bytes`, { limitBytes });
+    throw new AppError('payload_too_large', `The CSV body is larger than the limit of ${limitBytes} bytes`, {
+      limitBytes,
+    });
   }
 }
-

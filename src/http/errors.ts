@@ -7,24 +7,36 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
  * Codes are stable snake_case; the message is for humans and may change.
  */
 export const ERROR_CODES = {
-  validation_failed: { status: 400, meaning: 'The request failed validation; details.fields names each failing field.' },
+  validation_failed: {
+    status: 400,
+    meaning: 'The request failed validation; details.fields names each failing field.',
+  },
   invalid_json: { status: 400, meaning: 'The body is not well-formed JSON (or not UTF-8).' },
   invalid_csv: { status: 400, meaning: 'The CSV body could not be parsed; details.line names the line.' },
   bad_request: { status: 400, meaning: 'The request is not well-formed HTTP; the connection is closed.' },
   unauthorized: { status: 401, meaning: 'No valid API key or session was sent.' },
   forbidden: { status: 403, meaning: 'Authenticated, but not allowed to do this.' },
   not_found: { status: 404, meaning: 'No such route, or no such resource in this account.' },
-  no_capture: { status: 404, meaning: 'The call has no packet capture (captures exist only for calls over a SIP trunk).' },
+  no_capture: {
+    status: 404,
+    meaning: 'The call has no packet capture (captures exist only for calls over a SIP trunk).',
+  },
   request_timeout: { status: 408, meaning: 'The request was not received in time; the connection is closed.' },
   conflict: { status: 409, meaning: 'The request conflicts with the current state (a duplicate, a resource in use).' },
-  dnc_listed: { status: 409, meaning: 'The number is on the account\'s do-not-call list; no call was placed.' },
+  dnc_listed: { status: 409, meaning: "The number is on the account's do-not-call list; no call was placed." },
   payload_too_large: { status: 413, meaning: 'The body is larger than the configured limit.' },
   unsupported_media_type: { status: 415, meaning: 'The Content-Type is not accepted by this endpoint.' },
-  range_not_satisfiable: { status: 416, meaning: 'The requested byte range starts past the end of the file; Content-Range gives its size.' },
+  range_not_satisfiable: {
+    status: 416,
+    meaning: 'The requested byte range starts past the end of the file; Content-Range gives its size.',
+  },
   rate_limited: { status: 429, meaning: 'Too many requests; details.retryAfterSec says how long to wait.' },
   headers_too_large: { status: 431, meaning: 'The request headers (URL included) are larger than details.limitBytes.' },
   internal_error: { status: 500, meaning: 'An unexpected error; details.requestId identifies it in the logs.' },
-  upstream_error: { status: 502, meaning: 'The model upstream of the LLM proxy failed or timed out; the message says how.' },
+  upstream_error: {
+    status: 502,
+    meaning: 'The model upstream of the LLM proxy failed or timed out; the message says how.',
+  },
   service_unavailable: { status: 503, meaning: 'A dependency (database, Redis) is unavailable.' },
 } as const;
 
@@ -133,7 +145,10 @@ function databaseInputError(error: unknown): string | null {
 function toErrorBody(error: FastifyError | AppError, requestId: string): { status: number; body: ErrorBody } {
   const refusedValue = databaseInputError(error);
   if (refusedValue) {
-    return { status: 400, body: { error: 'validation_failed', message: `Invalid request: ${refusedValue}`, details: {} } };
+    return {
+      status: 400,
+      body: { error: 'validation_failed', message: `Invalid request: ${refusedValue}`, details: {} },
+    };
   }
   if (error instanceof AppError) {
     return { status: error.statusCode, body: { error: error.code, message: error.message, details: error.details } };
@@ -163,7 +178,8 @@ function toErrorBody(error: FastifyError | AppError, requestId: string): { statu
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    const code = (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].status === status) ?? 'validation_failed';
+    const code =
+      (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].status === status) ?? 'validation_failed';
     return { status, body: { error: code, message: error.message, details: {} } };
   }
   return {
@@ -177,7 +193,8 @@ export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const { status, body } = toErrorBody(error, request.id);
     if (status >= 500) request.log.error({ err: error, requestId: request.id }, 'request failed');
-    else if (databaseInputError(error)) request.log.warn({ err: error, requestId: request.id }, 'the database refused a value validation let through');
+    else if (databaseInputError(error))
+      request.log.warn({ err: error, requestId: request.id }, 'the database refused a value validation let through');
     if (error instanceof AppError) reply.headers(error.headers);
     return reply.status(status).send(body);
   });
@@ -231,7 +248,14 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, body]: [number, ErrorBody] =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, { error: 'headers_too_large', message: `The request headers are larger than the limit of ${MAX_HEADER_BYTES} bytes`, details: { limitBytes: MAX_HEADER_BYTES } }]
+      ? [
+          431,
+          {
+            error: 'headers_too_large',
+            message: `The request headers are larger than the limit of ${MAX_HEADER_BYTES} bytes`,
+            details: { limitBytes: MAX_HEADER_BYTES },
+          },
+        ]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, { error: 'request_timeout', message: 'The request was not received in time', details: {} }]
         : [400, { error: 'bad_request', message: 'The request is not well-formed HTTP', details: {} }];

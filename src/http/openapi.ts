@@ -31,7 +31,7 @@ export const API_TAGS: Array<{ name: string; description: string }> = [
   { name: 'agents', description: 'AI phone agents: their settings, prompt parts and saved prompt versions.' },
   { name: 'agent templates', description: 'Ready-made agents to start from, and the wizard that drafts one.' },
   { name: 'voices', description: 'Voices and live models an agent can use.' },
-  { name: 'knowledge', description: "Knowledge bases: reference material an agent looks up during a call." },
+  { name: 'knowledge', description: 'Knowledge bases: reference material an agent looks up during a call.' },
   { name: 'llm proxy', description: "Chat completions through an agent's configured model." },
   { name: 'calls', description: 'Calls with their transcripts, costs, recordings and events; placing a call.' },
   { name: 'campaigns', description: 'Outbound campaigns: an agent calling a contact list on a schedule.' },
@@ -44,7 +44,10 @@ export const API_TAGS: Array<{ name: string; description: string }> = [
   { name: 'audit', description: 'The audit log: who changed what in the account.' },
   { name: 'admin', description: 'Platform administration: accounts and users across the platform.' },
   { name: 'admin: calls', description: 'Platform administration: calls across every account.' },
-  { name: 'admin: catalog', description: 'Platform administration: the model catalog, telephony rates and the platform fee.' },
+  {
+    name: 'admin: catalog',
+    description: 'Platform administration: the model catalog, telephony rates and the platform fee.',
+  },
   { name: 'voice provider', description: 'Signed callbacks from the voice provider; not for API clients.' },
 ];
 
@@ -131,14 +134,21 @@ function singular(word: string): string {
 }
 const pascal = (words: string[]) => words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
 const isParam = (segment: string) => segment.startsWith('{');
-const wordsOf = (segment: string) => segment.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w.toLowerCase());
+const wordsOf = (segment: string) =>
+  segment
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
 
 /**
  * The name a route gets when it names none: list/get/create/update/replace/delete + the resources on its path,
  * each singular when an id follows it. GET /v1/agents/{id}/versions -> listAgentVersions.
  */
 export function deriveOperationId(method: string, path: string): string {
-  const segments = path.replace(/^\/v1(?=\/|$)/, '').split('/').filter(Boolean);
+  const segments = path
+    .replace(/^\/v1(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean);
   const lastIsParam = segments.length > 0 && isParam(segments.at(-1)!);
   const verb =
     { GET: lastIsParam ? 'get' : 'list', POST: 'create', PATCH: 'update', PUT: 'replace', DELETE: 'delete' }[method] ??
@@ -173,7 +183,8 @@ function accessSentence(access: Access | undefined): string | undefined {
 }
 
 type JsonObject = Record<string, unknown>;
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 interface ObjectSchema {
   type?: string;
@@ -198,7 +209,8 @@ function documentParameters(schema: ObjectSchema, location: 'query' | 'path', pa
       documented = { ...rest, ...QUERY_FLAG, ...(fallback === undefined ? {} : { default: String(fallback) }) };
     }
     if (typeof documented.description !== 'string') {
-      const description = PARAMETER_DESCRIPTIONS[`${location} ${name}`] ?? defaultParameterDescription(location, name, path);
+      const description =
+        PARAMETER_DESCRIPTIONS[`${location} ${name}`] ?? defaultParameterDescription(location, name, path);
       if (description) documented.description = description;
     }
     properties[name] = documented;
@@ -247,12 +259,20 @@ function routeMethod(method: string | string[]): string {
 /** Response headers documented per operation (the runtime schema has no place for them). */
 const RESPONSE_HEADERS: Record<string, Record<string, JsonObject>> = {};
 const sessionCookie = {
-  description: 'The session cookie: `vsid=<token>; Path=/api; Expires=<expiresAt>; HttpOnly; SameSite=Lax`, and `Secure` over HTTPS. Send it back as the `vsid` cookie.',
-  schema: { type: 'string', examples: ['vsid=7Qh1c0m9Xn4; Path=/api; Expires=Mon, 30 Nov 2026 12:00:00 GMT; HttpOnly; SameSite=Lax'] },
+  description:
+    'The session cookie: `vsid=<token>; Path=/api; Expires=<expiresAt>; HttpOnly; SameSite=Lax`, and `Secure` over HTTPS. Send it back as the `vsid` cookie.',
+  schema: {
+    type: 'string',
+    examples: ['vsid=7Qh1c0m9Xn4; Path=/api; Expires=Mon, 30 Nov 2026 12:00:00 GMT; HttpOnly; SameSite=Lax'],
+  },
 };
-for (const operationId of ['register', 'login', 'switchAccount']) RESPONSE_HEADERS[operationId] = { 'Set-Cookie': sessionCookie };
+for (const operationId of ['register', 'login', 'switchAccount'])
+  RESPONSE_HEADERS[operationId] = { 'Set-Cookie': sessionCookie };
 RESPONSE_HEADERS.logout = {
-  'Set-Cookie': { description: 'Clears the session cookie.', schema: { type: 'string', examples: ['vsid=; Path=/api; Expires=Thu, 01 Jan 1970 00:00:00 GMT'] } },
+  'Set-Cookie': {
+    description: 'Clears the session cookie.',
+    schema: { type: 'string', examples: ['vsid=; Path=/api; Expires=Thu, 01 Jan 1970 00:00:00 GMT'] },
+  },
 };
 
 export class OpenApiNamingError extends Error {}
@@ -272,8 +292,13 @@ function hoistNamedSchemas(doc: JsonObject) {
     const out: JsonObject = {};
     for (const [key, value] of Object.entries(node)) out[key] = SKIP.has(key) ? value : visit(value);
     // An enum of strings says so: SDK generators need the type to make it an enum of their language.
-    if (Array.isArray(out.enum) && !('type' in out) && out.enum.every((v) => typeof v === 'string')) out.type = 'string';
-    if (typeof out.title !== 'string' || !('type' in out || 'anyOf' in out || 'oneOf' in out || 'enum' in out || 'allOf' in out)) return out;
+    if (Array.isArray(out.enum) && !('type' in out) && out.enum.every((v) => typeof v === 'string'))
+      out.type = 'string';
+    if (
+      typeof out.title !== 'string' ||
+      !('type' in out || 'anyOf' in out || 'oneOf' in out || 'enum' in out || 'allOf' in out)
+    )
+      return out;
     const name = out.title;
     const { title: _title, ...schema } = out;
     // A parameter's description moves from its schema to the parameter: compare without it.
@@ -295,7 +320,10 @@ interface Operation {
   operationId?: string;
   summary?: string;
   description?: string;
-  responses?: Record<string, { description?: string; content?: Record<string, { schema?: JsonObject }>; headers?: JsonObject }>;
+  responses?: Record<
+    string,
+    { description?: string; content?: Record<string, { schema?: JsonObject }>; headers?: JsonObject }
+  >;
 }
 
 /** A 200 that says nothing gets the description of the schema it answers, or one built from the summary. */
@@ -318,7 +346,10 @@ function describeSuccess(doc: JsonObject, op: Operation) {
  * A JSON request body or 200 body that is not a named schema is named after its operation (CreateAgentRequest,
  * ListCampaignsResponse), so SDK generators give it that name rather than an invented one.
  */
-function nameBodies(schemas: Record<string, JsonObject>, op: Operation & { requestBody?: { content?: Record<string, { schema?: JsonObject }> } }) {
+function nameBodies(
+  schemas: Record<string, JsonObject>,
+  op: Operation & { requestBody?: { content?: Record<string, { schema?: JsonObject }> } },
+) {
   if (!op.operationId) return;
   const base = op.operationId.charAt(0).toUpperCase() + op.operationId.slice(1);
   const slots: Array<[{ schema?: JsonObject } | undefined, string]> = [
@@ -327,7 +358,13 @@ function nameBodies(schemas: Record<string, JsonObject>, op: Operation & { reque
   ];
   for (const [media, name] of slots) {
     const schema = media?.schema;
-    if (!media || !schema || typeof schema.$ref === 'string' || !('type' in schema || 'anyOf' in schema || 'oneOf' in schema)) continue;
+    if (
+      !media ||
+      !schema ||
+      typeof schema.$ref === 'string' ||
+      !('type' in schema || 'anyOf' in schema || 'oneOf' in schema)
+    )
+      continue;
     if (schemas[name]) throw new OpenApiNamingError(`${name} names a schema already; give the route's body a title`);
     schemas[name] = schema;
     media.schema = { $ref: `#/components/schemas/${name}` };
@@ -344,26 +381,33 @@ function finishDocument(doc: JsonObject): JsonObject {
   const usedTags = new Set<string>();
   for (const item of Object.values((doc.paths ?? {}) as Record<string, JsonObject>)) {
     for (const method of METHODS) {
-      const op = item[method] as Operation & { tags?: string[] } | undefined;
+      const op = item[method] as (Operation & { tags?: string[] }) | undefined;
       if (!op) continue;
       for (const tag of op.tags ?? []) usedTags.add(tag);
       nameBodies(schemas, op as Operation & { requestBody?: { content?: Record<string, { schema?: JsonObject }> } });
       describeSuccess(doc, op);
       const headers = op.operationId ? RESPONSE_HEADERS[op.operationId] : undefined;
-      if (headers && op.responses?.['200']) op.responses['200'].headers = { ...op.responses['200'].headers, ...headers };
+      if (headers && op.responses?.['200'])
+        op.responses['200'].headers = { ...op.responses['200'].headers, ...headers };
       for (const status of ['4XX', '5XX']) {
         const error = op.responses?.[status];
-        if (error) error.description = status === '4XX' ? 'The request was refused; `error` says why.' : 'The service failed; `error` says why.';
+        if (error)
+          error.description =
+            status === '4XX' ? 'The request was refused; `error` says why.' : 'The service failed; `error` says why.';
       }
     }
   }
   // Webhooks (what the service sends to a subscriber) are named after their event and say what a refusal does.
   for (const [event, item] of Object.entries((doc.webhooks ?? {}) as Record<string, JsonObject>)) {
     for (const method of METHODS) {
-      const op = item[method] as Operation & { tags?: string[] } | undefined;
+      const op = item[method] as (Operation & { tags?: string[] }) | undefined;
       if (!op) continue;
       for (const tag of op.tags ?? []) usedTags.add(tag);
-      op.operationId ??= `${event.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w, i) => (i ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join('')}Webhook`;
+      op.operationId ??= `${event
+        .split(/[^A-Za-z0-9]+/)
+        .filter(Boolean)
+        .map((w, i) => (i ? w.charAt(0).toUpperCase() + w.slice(1) : w))
+        .join('')}Webhook`;
       op.responses ??= {};
       op.responses['4XX'] ??= { description: 'Any answer other than a 2xx fails the delivery attempt.' };
     }
@@ -411,21 +455,25 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
     const openApiPath = documentedUrl.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     const transformed = { ...(schema as Record<string, unknown>) };
     if (transformed.hide) return { schema: transformed as typeof schema, url: documentedUrl };
-    if (transformed.querystring) transformed.querystring = documentParameters(transformed.querystring as ObjectSchema, 'query', openApiPath);
-    if (transformed.params) transformed.params = documentParameters(transformed.params as ObjectSchema, 'path', openApiPath);
+    if (transformed.querystring)
+      transformed.querystring = documentParameters(transformed.querystring as ObjectSchema, 'query', openApiPath);
+    if (transformed.params)
+      transformed.params = documentParameters(transformed.params as ObjectSchema, 'path', openApiPath);
     if (transformed.body) transformed.body = documentBody(transformed.body);
     const method = routeMethod(route.method);
     transformed.operationId ??= OPERATION_IDS[`${method} ${openApiPath}`] ?? deriveOperationId(method, openApiPath);
     const access = (route.config as { access?: Access } | undefined)?.access;
     const summary = typeof transformed.summary === 'string' ? transformed.summary : undefined;
-    const description = typeof transformed.description === 'string' ? transformed.description : summary && `${summary}.`;
+    const description =
+      typeof transformed.description === 'string' ? transformed.description : summary && `${summary}.`;
     transformed.description = [description, accessSentence(access)].filter(Boolean).join('\n\n');
     if (access?.kind === 'public' || access?.kind === 'provider') transformed.security = [];
     // Platform administration takes a signed-in user with the platform-admin flag; API keys never have it.
     if (access?.kind === 'platformAdmin') transformed.security = [{ session: [] }];
     return { schema: transformed as typeof schema, url: documentedUrl };
   },
-  transformObject: (document) => finishDocument(('openapiObject' in document ? document.openapiObject : document.swaggerObject) as JsonObject),
+  transformObject: (document) =>
+    finishDocument(('openapiObject' in document ? document.openapiObject : document.swaggerObject) as JsonObject),
 };
 
 /** The product's logo, shown on the docs page and as its icon. */
@@ -443,7 +491,8 @@ export const docsUiOptions: FastifySwaggerUiOptions = {
       {
         filename: 'parley.css',
         // The top bar's URL box loads other documents; this page documents one API.
-        content: '.swagger-ui .topbar { background-color: #1f1a3d; } .swagger-ui .topbar .download-url-wrapper { display: none; }',
+        content:
+          '.swagger-ui .topbar { background-color: #1f1a3d; } .swagger-ui .topbar .download-url-wrapper { display: none; }',
       },
     ],
   },

@@ -4,7 +4,10 @@ import { ERROR_CODES } from './errors.js';
 /** Building blocks every module's schemas reuse, so the OpenAPI document stays uniform. */
 export const Uuid = Type.String({ format: 'uuid' });
 /** Another resource named by its id and name (a contact's lists, a picker's accounts). */
-export const NamedRef = Type.Object({ id: Uuid, name: Type.String() }, { title: 'NamedRef', description: 'A resource named by its id and its name.' });
+export const NamedRef = Type.Object(
+  { id: Uuid, name: Type.String() },
+  { title: 'NamedRef', description: 'A resource named by its id and its name.' },
+);
 export const DateTime = Type.String({ format: 'date-time' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** Money is a decimal string in USD, never a float (DESIGN §1). */
@@ -37,7 +40,11 @@ const SPECIFIC_ERRORS = {
             type: 'object',
             required: ['field', 'message'],
             properties: {
-              field: { type: 'string', description: 'Where: body, querystring or params, then the path, e.g. body/transfer/number.', examples: ['querystring/status'] },
+              field: {
+                type: 'string',
+                description: 'Where: body, querystring or params, then the path, e.g. body/transfer/number.',
+                examples: ['querystring/status'],
+              },
               message: { type: 'string', description: 'What is wrong with it.' },
             },
           },
@@ -50,7 +57,13 @@ const SPECIFIC_ERRORS = {
     details: {
       type: 'object',
       required: ['retryAfterSec'],
-      properties: { retryAfterSec: { type: 'integer', minimum: 0, description: 'Seconds to wait before trying again (also in Retry-After).' } },
+      properties: {
+        retryAfterSec: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Seconds to wait before trying again (also in Retry-After).',
+        },
+      },
     },
   },
   invalid_csv: {
@@ -143,7 +156,9 @@ export const SingleLineText = (options: TStringOptions = {}) =>
   Type.String({
     ...options,
     format: 'single-line',
-    description: [options.description, 'One line: no control characters or bidirectional overrides.'].filter(Boolean).join(' '),
+    description: [options.description, 'One line: no control characters or bidirectional overrides.']
+      .filter(Boolean)
+      .join(' '),
   });
 
 export const PageFields = {
@@ -154,4 +169,7 @@ export const PageFields = {
 
 export const OkBody = Type.Object({ ok: Type.Literal(true) }, { title: 'Ok', description: 'Done.' });
 
-export const DeletedBody = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { title: 'Deleted', description: 'The resource was deleted.' });
+export const DeletedBody = Type.Object(
+  { id: Type.String(), deleted: Type.Literal(true) },
+  { title: 'Deleted', description: 'The resource was deleted.' },
+);

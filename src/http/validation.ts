@@ -32,7 +32,14 @@ const LAST_STORABLE = Date.parse('9999-12-31T23:59:59.999Z');
 export function isStorableDateTime(text: string): boolean {
   const match = DATE_TIME.exec(text);
   if (!match) return false;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const daysInMonth = new Date(Date.UTC(2000 + (year % 400), month, 0)).getUTCDate();
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false;
   if (hour > 23 || minute > 59 || second > 59) return false;
@@ -103,10 +110,14 @@ export function registerJsonBodyParser(app: FastifyInstance) {
     const text = bytes.toString('utf8');
     if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
       return done(
-        new AppError('validation_failed', `Invalid request: body nests deeper than the limit of ${MAX_JSON_DEPTH} levels`, {
-          fields: [{ field: 'body', message: `nests deeper than the limit of ${MAX_JSON_DEPTH} levels` }],
-          maxDepth: MAX_JSON_DEPTH,
-        }),
+        new AppError(
+          'validation_failed',
+          `Invalid request: body nests deeper than the limit of ${MAX_JSON_DEPTH} levels`,
+          {
+            fields: [{ field: 'body', message: `nests deeper than the limit of ${MAX_JSON_DEPTH} levels` }],
+            maxDepth: MAX_JSON_DEPTH,
+          },
+        ),
         undefined,
       );
     }

@@ -98,4 +98,7 @@ export function moduleJobs<M extends ModuleName, J extends Record<string, Module
   return { module, jobs: declared.jobs ?? ({} as J), subscriptions: declared.subscriptions ?? {} };
 }
 
-export const EventJobPayload = Type.Object({ eventId: Type.String({ format: 'uuid' }) }, { additionalProperties: false });
+export const EventJobPayload = Type.Object(
+  { eventId: Type.String({ format: 'uuid' }) },
+  { additionalProperties: false },
+);

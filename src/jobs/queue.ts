@@ -66,7 +66,11 @@ async function installJobSchema(db: Db, registry: JobRegistry, log: Logger) {
   await db.connection().execute(async (connection) => {
     await sql`SELECT pg_advisory_lock(${INSTALL_LOCK_KEY})`.execute(connection);
     try {
-      const installer = connectPgBoss(createSqlExecutor(connection), { migrate: true, supervise: false, schedule: false });
+      const installer = connectPgBoss(createSqlExecutor(connection), {
+        migrate: true,
+        supervise: false,
+        schedule: false,
+      });
       installer.on('error', (error) => log.error({ err: error }, 'job queue install error'));
       await installer.start();
       await ensureQueues(installer, registry);

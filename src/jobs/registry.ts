@@ -15,7 +15,16 @@ import { campaignsJobs } from '../modules/campaigns/campaigns.jobs.js';
 import type { DomainEventType } from '../events/domain-events.js';
 import { EventJobPayload, type JobRegistry } from './define.js';
 
-const declared = [authJobs, auditJobs, domainEventsJobs, callsJobs, numbersJobs, knowledgeJobs, webhooksJobs, campaignsJobs] as const;
+const declared = [
+  authJobs,
+  auditJobs,
+  domainEventsJobs,
+  callsJobs,
+  numbersJobs,
+  knowledgeJobs,
+  webhooksJobs,
+  campaignsJobs,
+] as const;
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 type AllJobs = UnionToIntersection<(typeof declared)[number]['jobs']>;
@@ -34,7 +43,10 @@ function gather(modules: typeof declared) {
   for (const { module, jobs, subscriptions: subscribed } of modules) {
     for (const [name, job] of Object.entries(jobs)) {
       if (registry[name]) throw new Error(`Job ${name} is declared twice`);
-      registry[name] = { ...job, run: (payload, services, context) => job.handle(payload as never, services[module] as never, context) };
+      registry[name] = {
+        ...job,
+        run: (payload, services, context) => job.handle(payload as never, services[module] as never, context),
+      };
     }
     for (const [name, subscription] of Object.entries(subscribed)) {
       if (registry[name]) throw new Error(`Job ${name} is declared twice`);

@@ -66,14 +66,22 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
 
   const polling = options.pollingIntervalSeconds ? { pollingIntervalSeconds: options.pollingIntervalSeconds } : {};
   for (const [name, definition] of Object.entries(registry)) {
-    const concurrency = typeof definition.concurrency === 'function' ? definition.concurrency(services.config) : (definition.concurrency ?? 1);
+    const concurrency =
+      typeof definition.concurrency === 'function'
+        ? definition.concurrency(services.config)
+        : (definition.concurrency ?? 1);
     const batchSize = definition.batch?.size ?? 1;
-    const parallel = typeof definition.batch?.parallel === 'function' ? definition.batch.parallel(services.config) : (definition.batch?.parallel ?? batchSize);
+    const parallel =
+      typeof definition.batch?.parallel === 'function'
+        ? definition.batch.parallel(services.config)
+        : (definition.batch?.parallel ?? batchSize);
     for (let i = 0; i < concurrency; i++) {
       let workerId = '';
       const wake = () => boss.notifyWorker(workerId);
       if (batchSize <= 1) {
-        workerId = await boss.work<unknown>(name, { batchSize: 1, ...polling }, async ([job]) => (job ? runJob(name, definition, job) : undefined));
+        workerId = await boss.work<unknown>(name, { batchSize: 1, ...polling }, async ([job]) =>
+          job ? runJob(name, definition, job) : undefined,
+        );
         removeWakers.push(addWaker(name, wake));
         continue;
       }

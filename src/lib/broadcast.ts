@@ -33,7 +33,8 @@ function handlerSet() {
         return;
       }
       const { topic, message } = (parsed ?? {}) as { topic?: unknown; message?: unknown };
-      if (typeof topic === 'string' && message && typeof message === 'object') this.dispatch(topic, message as Record<string, unknown>);
+      if (typeof topic === 'string' && message && typeof message === 'object')
+        this.dispatch(topic, message as Record<string, unknown>);
     },
   };
 }
@@ -72,7 +73,10 @@ export async function createRedisBroadcast(redis: Redis, prefix: string): Promis
 /** NOTIFY payloads are limited to 8000 bytes; messages here are small (an id and a sentence). */
 const CHANNEL = 'parley_broadcast';
 
-export async function createPostgresBroadcast(databaseUrl: string, onError: (error: Error) => void = () => {}): Promise<Broadcast> {
+export async function createPostgresBroadcast(
+  databaseUrl: string,
+  onError: (error: Error) => void = () => {},
+): Promise<Broadcast> {
   const handlers = handlerSet();
   let listener: pg.Client | null = null;
   let closed = false;

@@ -39,7 +39,9 @@ export function createVirtualClock(options: { start?: Date; speedup?: number } =
       signal?.throwIfAborted();
       const real = Number.isFinite(speedup) ? Math.max(0, ms) / speedup : 0;
       // Even an instant sleep yields, so the sleeper's peers (and I/O) get their turn.
-      await (real > 0 ? wait(real, undefined, signal ? { signal } : undefined) : new Promise<void>((resolve) => setImmediate(resolve)));
+      await (real > 0
+        ? wait(real, undefined, signal ? { signal } : undefined)
+        : new Promise<void>((resolve) => setImmediate(resolve)));
       signal?.throwIfAborted();
       current += Math.max(0, ms);
     },

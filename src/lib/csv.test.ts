@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { CsvSyntaxError, readCsv, sniffDelimiter, spreadsheetSafe, toCsvLines, type CsvReadOptions } from './csv.js';
 
 test('cells a spreadsheet would evaluate are neutralized', () => {
-  for (const value of ['=1+1', '+1', '-1', '@SUM(A1)', '\t=1', '\r=1']) assert.equal(spreadsheetSafe(value), `'${value}`);
+  for (const value of ['=1+1', '+1', '-1', '@SUM(A1)', '\t=1', '\r=1'])
+    assert.equal(spreadsheetSafe(value), `'${value}`);
   for (const value of ['Ada', '1+1', "'already", '', 'a =1', '50%']) assert.equal(spreadsheetSafe(value), value);
   assert.equal(toCsvLines([['=cmd', 'a,b', null, true]]), `'=cmd,"a,b",,true\r\n`);
 });
@@ -31,18 +32,38 @@ async function syntaxErrorOf(chunks: string[]): Promise<CsvSyntaxError> {
 
 test('a syntax error names the line its record starts on, past quoted newlines and chunk boundaries', async () => {
   // Line 1 header, lines 2-3 one record with a quoted newline, line 4 fine, line 5 opens a quote it never closes.
-  const small = await syntaxErrorOf(['phone,note\n+14155550100,"two\nlines"\n+1415555', '0101,ok\n+14155550102,"never closed\n+14155550103,x\n']);
+  const small = await syntaxErrorOf([
+    'phone,note\n+14155550100,"two\nlines"\n+1415555',
+    '0101,ok\n+14155550102,"never closed\n+14155550103,x\n',
+  ]);
   assert.equal(small.line, 5);
   assert.equal(small.reason, 'quote_not_closed');
   // Far down a file read in many chunks, where the parser runs ahead of the records consumed.
   const rows = Array.from({ length: 20_000 }, (_, i) => `+1415555${String(i).padStart(4, '0')},row ${i}\n`).join('');
-  const big = await syntaxErrorOf(['phone,note\n', rows.slice(0, 200_000), rows.slice(200_000), 'x,"bad"quote\n', 'y,z\n']);
+  const big = await syntaxErrorOf([
+    'phone,note\n',
+    rows.slice(0, 200_000),
+    rows.slice(200_000),
+    'x,"bad"quote\n',
+    'y,z\n',
+  ]);
   assert.equal(big.line, 20_002);
 });
 
 test('formulas behind leading whitespace or invisible characters of any kind are neutralized too', () => {
   // space, NBSP, ideographic space, en quad, narrow NBSP, line separator, zero-width space, BOM, newline
-  for (const lead of [' ', '\u00a0', '\u3000', '\u2000', '\u202f', '\u2028', '\u200b', '\ufeff', '\n', ' \u00a0\u3000']) {
+  for (const lead of [
+    ' ',
+    '\u00a0',
+    '\u3000',
+    '\u2000',
+    '\u202f',
+    '\u2028',
+    '\u200b',
+    '\ufeff',
+    '\n',
+    ' \u00a0\u3000',
+  ]) {
     for (const formula of ['=1+1', '+1', '-1', '@SUM(A1)']) {
       assert.equal(spreadsheetSafe(lead + formula), `'${lead}${formula}`, JSON.stringify(lead + formula));
     }
@@ -68,12 +89,19 @@ async function readAll(text: string | Buffer, options: Partial<CsvReadOptions> =
 }
 
 test('records: quotes, escaped quotes, delimiters and newlines inside quotes, CRLF and CR, trimming, the line each starts on', async () => {
-  const text = 'phone, name ,note\r\n+1 415, "Ada, Countess" ,"said ""hi""\r\ntwice"\r\n\r\n+1 212,\tGrace\t,\r+1 646,"",x';
+  const text =
+    'phone, name ,note\r\n+1 415, "Ada, Countess" ,"said ""hi""\r\ntwice"\r\n\r\n+1 212,\tGrace\t,\r+1 646,"",x';
   for (const chunkSize of [1, 2, 3, 7, 64, 1 << 20]) {
     const { records, lines } = await readAll(text, {}, chunkSize);
     assert.deepEqual(
       records,
-      [['phone', 'name', 'note'], ['+1 415', 'Ada, Countess', 'said "hi"\r\ntwice'], [''], ['+1 212', 'Grace', ''], ['+1 646', '', 'x']],
+      [
+        ['phone', 'name', 'note'],
+        ['+1 415', 'Ada, Countess', 'said "hi"\r\ntwice'],
+        [''],
+        ['+1 212', 'Grace', ''],
+        ['+1 646', '', 'x'],
+      ],
       `chunks of ${chunkSize}`,
     );
     assert.deepEqual(lines, [1, 2, 4, 5, 6]);
@@ -93,7 +121,10 @@ test('UTF-8 and UTF-16 byte order marks are dropped, invalid UTF-8 becomes U+FFF
   const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('name\nZoë 日本\n')]);
   assert.deepEqual((await readAll(bom, {}, 1)).records, [['name'], ['Zoë 日本']]);
   const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('name;x\r\nJoão;1\r\n', 'utf16le')]);
-  assert.deepEqual((await readAll(utf16, {}, 3)).records, [['name', 'x'], ['João', '1']]);
+  assert.deepEqual((await readAll(utf16, {}, 3)).records, [
+    ['name', 'x'],
+    ['João', '1'],
+  ]);
   const invalid = Buffer.concat([Buffer.from('name\na'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('b\n')]);
   assert.deepEqual((await readAll(invalid, {}, 2)).records, [['name'], ['a\ufffd(\ufffdb']]);
 });
@@ -141,7 +172,8 @@ test('reading yields to the event loop as it parses, even when the whole file ar
   setImmediate(spin);
   const text = `Phone\n${',\n'.repeat(250_000)}`; // 500 KB: about 30 slices
   let records = 0;
-  for await (const batch of readCsv(chunksOf(text, text.length), { limitBytes: 1 << 30, sliceMs: 0 })) records += batch.records.length;
+  for await (const batch of readCsv(chunksOf(text, text.length), { limitBytes: 1 << 30, sliceMs: 0 }))
+    records += batch.records.length;
   spinning = false;
   assert.equal(records, 250_001);
   assert.ok(turns >= 25, `the event loop turned ${turns} times while the file was read`);

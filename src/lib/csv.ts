@@ -155,7 +155,12 @@ class CsvParser {
 
   private syntaxError(reason: string, detail: string, extraLines: number) {
     const at = this.line + extraLines;
-    return new CsvSyntaxError(`Malformed CSV in the record starting on line ${this.line}: ${detail}`, this.line, reason, at > this.line ? at : null);
+    return new CsvSyntaxError(
+      `Malformed CSV in the record starting on line ${this.line}: ${detail}`,
+      this.line,
+      reason,
+      at > this.line ? at : null,
+    );
   }
 
   /** Parses the record starting at pos; returns the position after it, or INCOMPLETE when the text runs out first. */
@@ -187,7 +192,11 @@ class CsvParser {
               this.pendingInQuote = close === -1;
               return INCOMPLETE;
             }
-            throw this.syntaxError('quote_not_closed', 'a quoted field is never closed', extraLines + lineBreaks(s.slice(start)));
+            throw this.syntaxError(
+              'quote_not_closed',
+              'a quoted field is never closed',
+              extraLines + lineBreaks(s.slice(start)),
+            );
           }
           if (s.charCodeAt(close + 1) === QUOTE) {
             value += s.slice(start, close + 1);
@@ -207,7 +216,11 @@ class CsvParser {
         if (p < n) {
           const c = s.charCodeAt(p);
           if (c !== delimiter && c !== LF && c !== CR) {
-            throw this.syntaxError('invalid_closing_quote', `a closing quote is followed by "${s[p]}" instead of a delimiter or the end of the line`, extraLines);
+            throw this.syntaxError(
+              'invalid_closing_quote',
+              `a closing quote is followed by "${s[p]}" instead of a delimiter or the end of the line`,
+              extraLines,
+            );
           }
         } else if (!final) {
           this.pendingInQuote = false;
@@ -218,7 +231,12 @@ class CsvParser {
         while (r < n) {
           const c = s.charCodeAt(r);
           if (c === delimiter || c === LF || c === CR) break;
-          if (c === QUOTE) throw this.syntaxError('invalid_opening_quote', 'a quote inside a field that does not start with one', extraLines);
+          if (c === QUOTE)
+            throw this.syntaxError(
+              'invalid_opening_quote',
+              'a quote inside a field that does not start with one',
+              extraLines,
+            );
           r++;
         }
         if (r === n && !final) {
@@ -288,7 +306,10 @@ const emptyBatch = (): CsvBatch => ({ records: [], lines: [], nulRecords: [] });
  * Between slices it yields to the event loop once sliceMs have passed since it last did, so other requests
  * keep being served whatever the file holds.
  */
-export async function* readCsv(source: AsyncIterable<Buffer | string>, options: CsvReadOptions): AsyncGenerator<CsvBatch> {
+export async function* readCsv(
+  source: AsyncIterable<Buffer | string>,
+  options: CsvReadOptions,
+): AsyncGenerator<CsvBatch> {
   const iterator = source[Symbol.asyncIterator]();
   const sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
   let bytes = 0;
@@ -354,7 +375,10 @@ export async function* readCsv(source: AsyncIterable<Buffer | string>, options: 
 
 /** Lowercase letters and digits only: "Phone Number", "phone_number" and "PHONE-NUMBER" all become "phonenumber". */
 export function headerKey(header: string): string {
-  return header.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]/g, '');
+  return header
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
 }
 
 // A cell starting with one of these is run as a formula by spreadsheet software (CSV injection), also behind

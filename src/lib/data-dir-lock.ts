@@ -142,5 +142,7 @@ export function lockDataDir(dataDir: string): () => void {
     if (!holderIsGone(holder.pid)) throw inUse(dataDir, holder.pid);
     if (replaceStaleLock(dataDir, path, holder, content)) return hold();
   }
-  throw new DataDirInUseError(`Could not lock data directory ${dataDir}: other processes keep starting and stopping on it`);
+  throw new DataDirInUseError(
+    `Could not lock data directory ${dataDir}: other processes keep starting and stopping on it`,
+  );
 }

@@ -31,7 +31,8 @@ export function fromScaled(units: bigint, scale: number, minPlaces = scale): str
 
 /** numerator / denominator, rounded half up (both non-negative). */
 export function divideRoundingHalfUp(numerator: bigint, denominator: bigint): bigint {
-  if (numerator < 0n || denominator <= 0n) throw new RangeError('divideRoundingHalfUp takes a non-negative numerator and a positive denominator');
+  if (numerator < 0n || denominator <= 0n)
+    throw new RangeError('divideRoundingHalfUp takes a non-negative numerator and a positive denominator');
   return (numerator * 2n + denominator) / (denominator * 2n);
 }
 

@@ -42,7 +42,10 @@ export function normalizePhone(input: string, defaultCountry: string): Normalize
   const text = input.trim().replace(/^'+/, '').replace(/^tel:/i, '').trim();
   if (text === '') return { error: 'missing', message: 'No phone number' };
   if (SCIENTIFIC.test(text)) {
-    return { error: 'not_a_number', message: 'The number was turned into scientific notation by a spreadsheet; its digits are lost' };
+    return {
+      error: 'not_a_number',
+      message: 'The number was turned into scientific notation by a spreadsheet; its digits are lost',
+    };
   }
   const country = isSupportedCountry(defaultCountry) ? defaultCountry : undefined;
   const parsed = parsePhoneNumberFromString(text, country);
@@ -60,7 +63,11 @@ export function normalizePhone(input: string, defaultCountry: string): Normalize
   return describeProblem(text, country, numberCountry);
 }
 
-function describeProblem(text: string, country: CountryCode | undefined, numberCountry: string | undefined): NormalizedPhone {
+function describeProblem(
+  text: string,
+  country: CountryCode | undefined,
+  numberCountry: string | undefined,
+): NormalizedPhone {
   const where = numberCountry ? ` for ${numberCountry}` : '';
   switch (validatePhoneNumberLength(text, country)) {
     case 'NOT_A_NUMBER':

@@ -5,7 +5,8 @@
 import { createHmac } from 'node:crypto';
 import { safeEqual } from './crypto.js';
 
-export const hmacSha256Hex = (secret: string, text: string): string => createHmac('sha256', secret).update(text).digest('hex');
+export const hmacSha256Hex = (secret: string, text: string): string =>
+  createHmac('sha256', secret).update(text).digest('hex');
 
 /** A callback's signature header: the HMAC of `<t>.<raw body>`, so the timestamp cannot be swapped. */
 export function signatureHeader(secret: string, body: string, unixSeconds: number): string {

@@ -8,7 +8,8 @@ const { WaveFile } = wavefile;
 
 function tone(frequency: number, sampleRate: number, seconds: number, amplitude = 10_000): Int16Array {
   const samples = new Int16Array(Math.round(sampleRate * seconds));
-  for (let i = 0; i < samples.length; i++) samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequency * i) / sampleRate));
+  for (let i = 0; i < samples.length; i++)
+    samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequency * i) / sampleRate));
   return samples;
 }
 
@@ -33,13 +34,28 @@ test('a mono 8 kHz and a two-channel 16 kHz WAV read back in an independent pars
     [2, 16000, 0.75],
   ] as const) {
     const frames = tone(440, sampleRate, seconds);
-    const samples = channels === 1 ? frames : new Int16Array(frames.length * 2).map((_, i) => (i % 2 === 0 ? frames[i >> 1]! : -frames[i >> 1]!));
+    const samples =
+      channels === 1
+        ? frames
+        : new Int16Array(frames.length * 2).map((_, i) => (i % 2 === 0 ? frames[i >> 1]! : -frames[i >> 1]!));
     const file = encodeWav({ samples, sampleRate, channels });
 
     const wav = new WaveFile(file);
-    const fmt = wav.fmt as { audioFormat: number; numChannels: number; sampleRate: number; bitsPerSample: number; byteRate: number; blockAlign: number };
+    const fmt = wav.fmt as {
+      audioFormat: number;
+      numChannels: number;
+      sampleRate: number;
+      bitsPerSample: number;
+      byteRate: number;
+      blockAlign: number;
+    };
     assert.deepEqual(
-      { audioFormat: fmt.audioFormat, numChannels: fmt.numChannels, sampleRate: fmt.sampleRate, bitsPerSample: fmt.bitsPerSample },
+      {
+        audioFormat: fmt.audioFormat,
+        numChannels: fmt.numChannels,
+        sampleRate: fmt.sampleRate,
+        bitsPerSample: fmt.bitsPerSample,
+      },
       { audioFormat: 1, numChannels: channels, sampleRate, bitsPerSample: 16 },
     );
     assert.equal(fmt.byteRate, sampleRate * channels * 2);
@@ -152,7 +168,10 @@ test('the two-channel recording puts agent clips left and callee clips right at 
   assert.equal(overlap.samples.length, 40 * 2);
   assert.equal(overlap.samples[0], 32767);
   assert.throws(() => mixStereoRecording({ sampleRate: 44100 as 8000, agent: [], callee: [] }), /8000 or 16000/);
-  assert.throws(() => mixStereoRecording({ sampleRate: 8000, agent: [{ pcm: loud, sampleRate: 8000, atMs: -1 }], callee: [] }), />= 0 ms/);
+  assert.throws(
+    () => mixStereoRecording({ sampleRate: 8000, agent: [{ pcm: loud, sampleRate: 8000, atMs: -1 }], callee: [] }),
+    />= 0 ms/,
+  );
 
   const mono = toMono({ samples: Int16Array.from([100, 300, -100, -300]), sampleRate: 8000, channels: 2 });
   assert.deepEqual(mono, { samples: Int16Array.from([200, -200]), sampleRate: 8000, channels: 1 });

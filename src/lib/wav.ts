@@ -217,11 +217,17 @@ export interface StereoRecordingInput {
  */
 export function mixStereoRecording(input: StereoRecordingInput): PcmAudio {
   const { sampleRate } = input;
-  if (sampleRate !== 8000 && sampleRate !== 16000) throw new WavFormatError(`a recording is 8000 or 16000 Hz, got ${sampleRate}`);
+  if (sampleRate !== 8000 && sampleRate !== 16000)
+    throw new WavFormatError(`a recording is 8000 or 16000 Hz, got ${sampleRate}`);
   const placed = ([0, 1] as const).flatMap((channel) =>
     (channel === 0 ? input.agent : input.callee).map((clip) => {
-      if (!Number.isFinite(clip.atMs) || clip.atMs < 0) throw new WavFormatError(`a clip offset must be >= 0 ms, got ${clip.atMs}`);
-      return { channel, start: Math.round((clip.atMs * sampleRate) / 1000), pcm: resample(clip.pcm, clip.sampleRate, sampleRate) };
+      if (!Number.isFinite(clip.atMs) || clip.atMs < 0)
+        throw new WavFormatError(`a clip offset must be >= 0 ms, got ${clip.atMs}`);
+      return {
+        channel,
+        start: Math.round((clip.atMs * sampleRate) / 1000),
+        pcm: resample(clip.pcm, clip.sampleRate, sampleRate),
+      };
     }),
   );
   const endFrame = Math.max(0, ...placed.map((clip) => clip.start + clip.pcm.length));

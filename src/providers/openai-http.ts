@@ -54,7 +54,11 @@ export async function postJson(
     if (signal?.aborted) return new ProviderError(endpoint.provider, 'aborted', `${where} was aborted by the caller`);
     const code = (error as { code?: string } | null)?.code ?? '';
     if (deadline.signal.aborted || /TIMEOUT/.test(code)) {
-      return new ProviderError(endpoint.provider, 'timeout', `${where} did not complete within ${endpoint.timeoutMs} ms`);
+      return new ProviderError(
+        endpoint.provider,
+        'timeout',
+        `${where} did not complete within ${endpoint.timeoutMs} ms`,
+      );
     }
     const reason = redactSecrets(error instanceof Error ? error.message : String(error), secrets);
     return new ProviderError(endpoint.provider, 'network', `${where} failed: ${reason}${code ? ` (${code})` : ''}`);

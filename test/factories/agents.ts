@@ -20,7 +20,10 @@ export async function insertAgent(db: Db, accountId: string, input: { name: stri
  * need an agent to exist; it answers { id, name, accountId }.
  */
 export async function buildAgent(who: Caller, overrides?: Record<string, unknown>): Promise<Record<string, any>>;
-export async function buildAgent(testApp: TestApp, overrides?: { accountId?: string; name?: string }): Promise<{ id: string; name: string; accountId: string }>;
+export async function buildAgent(
+  testApp: TestApp,
+  overrides?: { accountId?: string; name?: string },
+): Promise<{ id: string; name: string; accountId: string }>;
 export async function buildAgent(scope: TestApp | Caller, overrides: Record<string, any> = {}): Promise<any> {
   if (!isTestApp(scope)) {
     const response = await call(scope, 'POST', '/agents', { name: DEFAULT_AGENT_NAME, ...overrides });
@@ -28,6 +31,8 @@ export async function buildAgent(scope: TestApp | Caller, overrides: Record<stri
     return response.json();
   }
   const { testApp, accountId } = await resolveScope(scope, overrides.accountId);
-  const agent = await insertAgent(testApp.infra.database.db, accountId, { name: (overrides.name as string | undefined) ?? DEFAULT_AGENT_NAME });
+  const agent = await insertAgent(testApp.infra.database.db, accountId, {
+    name: (overrides.name as string | undefined) ?? DEFAULT_AGENT_NAME,
+  });
   return { ...agent, accountId };
 }

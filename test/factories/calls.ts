@@ -69,15 +69,48 @@ const plus = (at: Date, ms: number) => new Date(at.getTime() + ms);
 export const DEFAULT_TRANSCRIPT: SeedTurn[] = [
   { speaker: 'agent', text: 'Hi, this is Sally from Parley. Is now a good time?', startMs: 0, endMs: 3200 },
   { speaker: 'caller', text: 'Sure, what is it about?', startMs: 3600, endMs: 5100 },
-  { speaker: 'agent', text: 'You asked for a demo last week; shall I book one for Thursday?', startMs: 5400, endMs: 9000 },
+  {
+    speaker: 'agent',
+    text: 'You asked for a demo last week; shall I book one for Thursday?',
+    startMs: 5400,
+    endMs: 9000,
+  },
   { speaker: 'caller', text: 'Thursday at ten works.', startMs: 9300, endMs: 10800 },
 ];
 
 export const DEFAULT_COST_ITEMS: SeedCostItem[] = [
-  { kind: 'telephony', description: 'Outbound minutes (sim)', quantity: '1', unit: 'minute', unitPriceUsd: '0.0140', amountUsd: '0.014000' },
-  { kind: 'llm', description: 'parley-playbook tokens', quantity: '2.350', unit: '1k_tokens', unitPriceUsd: '0.0006', amountUsd: '0.001410' },
-  { kind: 'stt', description: 'Speech to text', quantity: '0.7', unit: 'minute', unitPriceUsd: '0.0043', amountUsd: '0.003010' },
-  { kind: 'tts', description: 'Speech synthesis', quantity: '412', unit: 'character', unitPriceUsd: '0.000015', amountUsd: '0.006180' },
+  {
+    kind: 'telephony',
+    description: 'Outbound minutes (sim)',
+    quantity: '1',
+    unit: 'minute',
+    unitPriceUsd: '0.0140',
+    amountUsd: '0.014000',
+  },
+  {
+    kind: 'llm',
+    description: 'parley-playbook tokens',
+    quantity: '2.350',
+    unit: '1k_tokens',
+    unitPriceUsd: '0.0006',
+    amountUsd: '0.001410',
+  },
+  {
+    kind: 'stt',
+    description: 'Speech to text',
+    quantity: '0.7',
+    unit: 'minute',
+    unitPriceUsd: '0.0043',
+    amountUsd: '0.003010',
+  },
+  {
+    kind: 'tts',
+    description: 'Speech synthesis',
+    quantity: '412',
+    unit: 'character',
+    unitPriceUsd: '0.000015',
+    amountUsd: '0.006180',
+  },
 ];
 
 function defaultEvents(status: CallStatus, createdAt: Date, callId: string): SeedEvent[] {
@@ -103,10 +136,17 @@ export async function insertCall(db: Db, accountId: string, seed: SeedCall = {})
   const startedAt = given(seed.startedAt, status === 'queued' ? null : plus(createdAt, 1000));
   const answered = ANSWERED.includes(status);
   const answeredAt = given(seed.answeredAt, answered && startedAt ? plus(startedAt, 5000) : null);
-  const durationSeconds = given(seed.durationSeconds, status === 'completed' ? 42 : UNANSWERED.includes(status) ? 0 : null);
+  const durationSeconds = given(
+    seed.durationSeconds,
+    status === 'completed' ? 42 : UNANSWERED.includes(status) ? 0 : null,
+  );
   const endedAt = given(
     seed.endedAt,
-    status === 'completed' && answeredAt ? plus(answeredAt, (durationSeconds ?? 0) * 1000) : UNANSWERED.includes(status) && startedAt ? plus(startedAt, 20_000) : null,
+    status === 'completed' && answeredAt
+      ? plus(answeredAt, (durationSeconds ?? 0) * 1000)
+      : UNANSWERED.includes(status) && startedAt
+        ? plus(startedAt, 20_000)
+        : null,
   );
   const farEnd = '+14155550199';
   const row = {
@@ -127,8 +167,14 @@ export async function insertCall(db: Db, accountId: string, seed: SeedCall = {})
     answered_at: answeredAt,
     ended_at: endedAt,
     duration_seconds: durationSeconds,
-    recording_storage_key: given(seed.recordingStorageKey, status === 'completed' ? `recordings/${accountId}/${id}.wav` : null),
-    end_reason: given(seed.endReason, status === 'completed' ? 'caller_hangup' : UNANSWERED.includes(status) ? status : null),
+    recording_storage_key: given(
+      seed.recordingStorageKey,
+      status === 'completed' ? `recordings/${accountId}/${id}.wav` : null,
+    ),
+    end_reason: given(
+      seed.endReason,
+      status === 'completed' ? 'caller_hangup' : UNANSWERED.includes(status) ? status : null,
+    ),
   };
   const transcript = seed.transcript ?? (answered ? DEFAULT_TRANSCRIPT : []);
   const costItems = seed.costItems ?? (status === 'completed' ? DEFAULT_COST_ITEMS : []);

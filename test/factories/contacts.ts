@@ -3,11 +3,21 @@ import { newId } from '../../src/lib/ids.js';
 import { resolveScope, type Scope } from './scope.js';
 
 /** A contact with just the columns other modules read; the contacts module owns the table. */
-export async function insertContact(db: Db, accountId: string, input: { firstName: string | null; lastName: string | null; phone: string }) {
+export async function insertContact(
+  db: Db,
+  accountId: string,
+  input: { firstName: string | null; lastName: string | null; phone: string },
+) {
   const id = newId();
   await db
     .insertInto('contacts')
-    .values({ id, account_id: accountId, first_name: input.firstName, last_name: input.lastName, phone_e164: input.phone })
+    .values({
+      id,
+      account_id: accountId,
+      first_name: input.firstName,
+      last_name: input.lastName,
+      phone_e164: input.phone,
+    })
     .execute();
   return { id, ...input };
 }

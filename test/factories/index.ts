@@ -4,5 +4,12 @@
  */
 export { buildAgent, insertAgent, DEFAULT_AGENT_NAME } from './agents.js';
 export { buildContact, insertContact } from './contacts.js';
-export { buildCall, insertCall, DEFAULT_COST_ITEMS, DEFAULT_TRANSCRIPT, type SeedCall, type SeededCall } from './calls.js';
+export {
+  buildCall,
+  insertCall,
+  DEFAULT_COST_ITEMS,
+  DEFAULT_TRANSCRIPT,
+  type SeedCall,
+  type SeededCall,
+} from './calls.js';
 export type { Scope } from './scope.js';

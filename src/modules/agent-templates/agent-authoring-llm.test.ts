@@ -25,7 +25,8 @@ const server = createServer(async (req, res) => {
 function stream(res: ServerResponse, content: string) {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const pieces = content.match(/[\s\S]{1,200}/g) ?? [''];
-  for (const piece of pieces) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: piece }, finish_reason: null }] })}\n\n`);
+  for (const piece of pieces)
+    res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: piece }, finish_reason: null }] })}\n\n`);
   res.write(`data: ${JSON.stringify({ choices: [{ delta: {}, finish_reason: 'stop' }] })}\n\n`);
   res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 900, completion_tokens: 700 } })}\n\n`);
   res.end('data: [DONE]\n\n');
@@ -52,7 +53,9 @@ let owner: SignedUp;
 before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  t = await buildTestApp({ env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: baseUrl, LLM_MODEL: 'writer-1', LLM_API_KEY: 'sk-local' } });
+  t = await buildTestApp({
+    env: { LLM_PROVIDER: 'openai', LLM_BASE_URL: baseUrl, LLM_MODEL: 'writer-1', LLM_API_KEY: 'sk-local' },
+  });
   owner = await signUp(t.app);
 });
 after(async () => {
@@ -61,12 +64,19 @@ after(async () => {
   server.close();
 });
 
-const INPUT = { businessDescription: 'Lakeside Yoga is a small studio by the lake offering beginner and flow classes.', goal: 'Book first classes for new students.' };
+const INPUT = {
+  businessDescription: 'Lakeside Yoga is a small studio by the lake offering beginner and flow classes.',
+  goal: 'Book first classes for new students.',
+};
 
 test('generate: the model writes the agent under a json_schema response format', async () => {
   reply = (res) => stream(res, JSON.stringify(MODEL_AGENT));
   requests.length = 0;
-  const response = await call(owner, 'POST', '/agents/wizard/generate', { ...INPUT, tone: 'warm', language: 'English' });
+  const response = await call(owner, 'POST', '/agents/wizard/generate', {
+    ...INPUT,
+    tone: 'warm',
+    language: 'English',
+  });
   assert.equal(response.statusCode, 200, response.body);
   const { definition, generator, safety } = response.json();
   assert.deepEqual(generator, { kind: 'llm', model: 'openai:writer-1', templateId: null, fallbackReason: null });
@@ -93,7 +103,10 @@ test('generate: a model answer that is not JSON falls back to the built-in gener
   assert.equal(response.statusCode, 200, response.body);
   const { generator, definition } = response.json();
   assert.equal(generator.kind, 'builtin');
-  assert.match(generator.fallbackReason, /^The model could not write the agent, so the built-in generator did: its answer was not a usable JSON object/);
+  assert.match(
+    generator.fallbackReason,
+    /^The model could not write the agent, so the built-in generator did: its answer was not a usable JSON object/,
+  );
   assert.ok(definition.firstMessage.includes('Lakeside Yoga'));
 
   reply = (res) => {
@@ -106,14 +119,32 @@ test('generate: a model answer that is not JSON falls back to the built-in gener
 });
 
 test('safety check: the model review adds its findings to the rule findings', async () => {
-  const review = { findings: [{ severity: 'warning', part: 'closers', excerpt: 'say goodbye', message: 'The close does not restate the cancellation policy.', suggestion: 'Mention it.' }] };
+  const review = {
+    findings: [
+      {
+        severity: 'warning',
+        part: 'closers',
+        excerpt: 'say goodbye',
+        message: 'The close does not restate the cancellation policy.',
+        suggestion: 'Mention it.',
+      },
+    ],
+  };
   reply = (res) => stream(res, JSON.stringify(review));
   requests.length = 0;
-  const agent = { ...MODEL_AGENT, closers: 'Confirm the class time.\nThen say goodbye.', whenToTransfer: undefined, voicemailMessage: undefined, name: undefined };
+  const agent = {
+    ...MODEL_AGENT,
+    closers: 'Confirm the class time.\nThen say goodbye.',
+    whenToTransfer: undefined,
+    voicemailMessage: undefined,
+    name: undefined,
+  };
   delete agent.whenToTransfer;
   delete agent.voicemailMessage;
   delete agent.name;
-  const response = await call(owner, 'POST', '/agents/safety-check', { agent: { ...agent, transfer: { number: '0800 123' } } });
+  const response = await call(owner, 'POST', '/agents/safety-check', {
+    agent: { ...agent, transfer: { number: '0800 123' } },
+  });
   assert.equal(response.statusCode, 200, response.body);
   const report = response.json();
   assert.deepEqual(report.llmReview, { status: 'done', model: 'openai:writer-1', message: null });

@@ -53,7 +53,9 @@ export interface RenderedTemplate extends VersionedFields {
 
 /** The template as an agent definition, its blanks filled; a tone other than the template's own is added to the personality. */
 export function renderTemplate(template: AgentTemplate, values: Record<string, string>, tone?: Tone): RenderedTemplate {
-  const parts = Object.fromEntries(VERSIONED_FIELDS.map((name) => [name, fillBlanks(template.parts[name], template, values)])) as VersionedFields;
+  const parts = Object.fromEntries(
+    VERSIONED_FIELDS.map((name) => [name, fillBlanks(template.parts[name], template, values)]),
+  ) as VersionedFields;
   if (tone && tone !== template.tone) parts.soul = `${parts.soul}\n${TONES[tone]}`;
   return {
     name: `${fillBlanks('{{businessName}}', template, values)} – ${template.name}`.slice(0, 120),

@@ -21,9 +21,11 @@ const TEMPLATE_KEYWORDS: Record<string, RegExp> = {
   'compliant-collections': /\b(collect\w*|overdue|debts?|past[- ]due|outstanding balance|unpaid|arrears|invoices?)\b/gi,
   'appointment-reminders': /\b(remind\w*|no[- ]shows?|confirm (the |their )?appointments?)\b/gi,
   surveys: /\b(surveys?|feedback|nps|satisfaction|net promoter)\b/gi,
-  'real-estate-follow-up': /\b(real[- ]estate|realtors?|propert(y|ies)|listings?|homes?|houses?|buyers?|sellers?|brokerage)\b/gi,
+  'real-estate-follow-up':
+    /\b(real[- ]estate|realtors?|propert(y|ies)|listings?|homes?|houses?|buyers?|sellers?|brokerage)\b/gi,
   'lead-qualification': /\b(qualif\w*|leads?|prospects?|pipeline|bant)\b/gi,
-  'inbound-support': /\b(support|help ?desk|customer service|troubleshoot\w*|answer (the )?(phone|calls)|inbound|questions)\b/gi,
+  'inbound-support':
+    /\b(support|help ?desk|customer service|troubleshoot\w*|answer (the )?(phone|calls)|inbound|questions)\b/gi,
   'appointment-setting': /\b(book\w*|appointments?|schedul\w*|consultations?|demos?|meetings?)\b/gi,
 };
 
@@ -45,7 +47,10 @@ export function closestTemplate(input: GenerateInput) {
 
 /** "Acme Plumbing is a family business…" -> "Acme Plumbing": the capitalised words a description starts with. */
 export function businessNameOf(description: string): string {
-  const match = /^\s*((?:[A-Z0-9][\w&'’.-]*)(?:\s+(?:[A-Z0-9&][\w&'’.-]*|of|and|the|&)){0,5})(?=\s+(?:is|are|was|has|provides|offers|sells|helps|runs|serves|specializes|specialises)\b|\s*[,:–—(-])/.exec(description);
+  const match =
+    /^\s*((?:[A-Z0-9][\w&'’.-]*)(?:\s+(?:[A-Z0-9&][\w&'’.-]*|of|and|the|&)){0,5})(?=\s+(?:is|are|was|has|provides|offers|sells|helps|runs|serves|specializes|specialises)\b|\s*[,:–—(-])/.exec(
+      description,
+    );
   const name = match?.[1]?.trim().replace(/[.,]$/, '');
   return name && name.length <= 80 && !/^(We|Our|I|My|The|A|An)$/i.test(name) ? name : 'our company';
 }
@@ -100,7 +105,11 @@ function limitOf(field: (typeof GENERATED_FIELDS)[number]): number {
 }
 
 /** The model's draft; a missing or empty field is filled from the offline draft so the definition is always whole. */
-export async function generateWithLlm(llm: LlmClient, input: GenerateInput, signal?: AbortSignal): Promise<RenderedTemplate> {
+export async function generateWithLlm(
+  llm: LlmClient,
+  input: GenerateInput,
+  signal?: AbortSignal,
+): Promise<RenderedTemplate> {
   const request = {
     businessDescription: input.businessDescription,
     goal: input.goal,
@@ -120,13 +129,21 @@ export async function generateWithLlm(llm: LlmClient, input: GenerateInput, sign
     }),
   );
   const parsed = JSON.parse(turn.message.content ?? '') as Record<string, unknown>;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the answer is not a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('the answer is not a JSON object');
   const fallback = generateOffline(input).definition;
   const text = (field: (typeof GENERATED_FIELDS)[number], otherwise: string) => {
     const value = parsed[field];
-    return typeof value === 'string' && value.trim() ? value.replace(/\u0000/g, '').trim().slice(0, limitOf(field)) : otherwise;
+    return typeof value === 'string' && value.trim()
+      ? value
+          .replace(/\u0000/g, '')
+          .trim()
+          .slice(0, limitOf(field))
+      : otherwise;
   };
-  const parts = Object.fromEntries(VERSIONED_FIELDS.map((field) => [field, text(field, fallback[field])])) as VersionedFields;
+  const parts = Object.fromEntries(
+    VERSIONED_FIELDS.map((field) => [field, text(field, fallback[field])]),
+  ) as VersionedFields;
   return {
     name: text('name', fallback.name).replace(/[\r\n\t]+/g, ' '),
     ...parts,

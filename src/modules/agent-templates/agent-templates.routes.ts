@@ -23,27 +23,58 @@ const tags = ['agents'];
 export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTemplates: AgentTemplatesService }) {
   app.get(
     '/agent-templates',
-    { config: { access: read }, schema: { tags, summary: 'The built-in agent templates', response: responses(TemplateList) } },
+    {
+      config: { access: read },
+      schema: { tags, summary: 'The built-in agent templates', response: responses(TemplateList) },
+    },
     async () => agentTemplates.listTemplates(),
   );
   app.get(
     '/agent-templates/:id',
-    { config: { access: read }, schema: { tags, summary: 'One template: its prompt parts with {{blanks}}, and the variables that fill them', params: TemplateParams, response: responses(TemplateDetail) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'One template: its prompt parts with {{blanks}}, and the variables that fill them',
+        params: TemplateParams,
+        response: responses(TemplateDetail),
+      },
+    },
     async (req) => agentTemplates.getTemplate(req.params.id),
   );
   app.post(
     '/agents/from-template',
-    { config: { access: write }, schema: { tags, summary: 'Create an agent from a template: blanks filled from variables, then overrides applied', body: FromTemplateBody, response: responses(Agent) } },
-    async (req) => agentTemplates.createFromTemplate(req.auth, req.body.templateId, req.body.overrides, req.body.variables),
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Create an agent from a template: blanks filled from variables, then overrides applied',
+        body: FromTemplateBody,
+        response: responses(Agent),
+      },
+    },
+    async (req) =>
+      agentTemplates.createFromTemplate(req.auth, req.body.templateId, req.body.overrides, req.body.variables),
   );
   app.get(
     '/wizard/templates',
-    { config: { access: read }, schema: { tags, summary: 'The agent wizard: one question set per use case', response: responses(WizardList) } },
+    {
+      config: { access: read },
+      schema: { tags, summary: 'The agent wizard: one question set per use case', response: responses(WizardList) },
+    },
     async () => agentTemplates.listWizards(),
   );
   app.get(
     '/wizard/templates/:key',
-    { config: { access: read }, schema: { tags, summary: 'The questions of one use case, with types, options and defaults', params: WizardParams, response: responses(WizardDetail) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'The questions of one use case, with types, options and defaults',
+        params: WizardParams,
+        response: responses(WizardDetail),
+      },
+    },
     async (req) => agentTemplates.getWizard(req.params.key),
   );
   app.post(
@@ -53,7 +84,8 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
       schema: {
         tags,
         summary: "Create an agent from a wizard's answers",
-        description: 'Unknown question keys, missing required answers and invalid answers are one 400 naming each field (details.fields).',
+        description:
+          'Unknown question keys, missing required answers and invalid answers are one 400 naming each field (details.fields).',
         body: WizardAgentBody,
         response: responses(Agent),
       },
@@ -66,7 +98,8 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
       config: { access: write },
       schema: {
         tags,
-        summary: 'Draft a whole agent (every prompt part and the first message) from a business description and a goal; nothing is saved',
+        summary:
+          'Draft a whole agent (every prompt part and the first message) from a business description and a goal; nothing is saved',
         description:
           'With an LLM configured, the model writes it as JSON constrained by a schema; without one, or when the model fails, a deterministic generator adapts the closest template (generator says which).',
         body: GenerateBody,

@@ -32,7 +32,13 @@ function agentInput(rendered: RenderedTemplate, overrides: TemplateOverrides = {
 }
 
 /** An account-level actor for callers that are not a request (the demo seeding an account). */
-const accountActor = (accountId: string): Auth => ({ accountId, role: 'owner', isPlatformAdmin: false, scheme: 'api_key', rateLimitPerMinute: null });
+const accountActor = (accountId: string): Auth => ({
+  accountId,
+  role: 'owner',
+  isPlatformAdmin: false,
+  scheme: 'api_key',
+  rateLimitPerMinute: null,
+});
 
 /** Agent templates, the wizard built on them, and the agent generator. Templates are code: no table. */
 export function createAgentTemplatesService(deps: {
@@ -76,12 +82,24 @@ export function createAgentTemplatesService(deps: {
      * Creates an agent from a template: its blanks filled from `variables` (defaults otherwise), then `overrides`
      * laid over it. `who` is the request's auth, or an account id for callers outside a request.
      */
-    async createFromTemplate(who: Auth | string, templateId: string, overrides: TemplateOverrides = {}, variables: Record<string, string> = {}) {
+    async createFromTemplate(
+      who: Auth | string,
+      templateId: string,
+      overrides: TemplateOverrides = {},
+      variables: Record<string, string> = {},
+    ) {
       const template = requireTemplate(templateId);
       const unknown = Object.keys(variables).filter((key) => !template.variables.some((v) => v.key === key));
       if (unknown.length > 0) {
-        const fields = unknown.map((key) => ({ field: `body/variables/${key}`, message: `is not a variable of the ${template.id} template` }));
-        throw new AppError('validation_failed', `Invalid request: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, { fields });
+        const fields = unknown.map((key) => ({
+          field: `body/variables/${key}`,
+          message: `is not a variable of the ${template.id} template`,
+        }));
+        throw new AppError(
+          'validation_failed',
+          `Invalid request: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`,
+          { fields },
+        );
       }
       const auth = typeof who === 'string' ? accountActor(who) : who;
       return agents.create(auth, agentInput(renderTemplate(template, variables), overrides));
@@ -89,7 +107,12 @@ export function createAgentTemplatesService(deps: {
 
     listWizards() {
       return {
-        templates: AGENT_TEMPLATES.map((t) => ({ key: t.id, name: t.name, description: t.description, questionCount: wizardQuestions(t).length })),
+        templates: AGENT_TEMPLATES.map((t) => ({
+          key: t.id,
+          name: t.name,
+          description: t.description,
+          questionCount: wizardQuestions(t).length,
+        })),
       };
     },
 
@@ -109,7 +132,12 @@ export function createAgentTemplatesService(deps: {
           voice: answers.voice,
           transfer: { number: answers.transferNumber },
           voicemail: answers.leaveVoicemail
-            ? { action: 'leave_message', message: rendered.voicemail.message || `Hello, this is an AI assistant calling from ${answers.values.businessName}. Please call us back. Thank you.` }
+            ? {
+                action: 'leave_message',
+                message:
+                  rendered.voicemail.message ||
+                  `Hello, this is an AI assistant calling from ${answers.values.businessName}. Please call us back. Thank you.`,
+              }
             : { action: 'hang_up' },
         }),
       );
@@ -122,15 +150,29 @@ export function createAgentTemplatesService(deps: {
         try {
           const definition = await generateWithLlm(llm, input);
           const { passed, findings } = safety.checkRules(definition);
-          return { definition, generator: { kind: 'llm' as const, model: llm.name, templateId: null, fallbackReason: null }, safety: { result: passed ? 'pass' : 'fail', findings } };
+          return {
+            definition,
+            generator: { kind: 'llm' as const, model: llm.name, templateId: null, fallbackReason: null },
+            safety: { result: passed ? 'pass' : 'fail', findings },
+          };
         } catch (error) {
-          const reason = error instanceof ProviderError ? error.message : `its answer was not a usable JSON object (${(error as Error).message})`;
-          fallbackReason = `The model could not write the agent, so the built-in generator did: ${reason}`.slice(0, 500);
+          const reason =
+            error instanceof ProviderError
+              ? error.message
+              : `its answer was not a usable JSON object (${(error as Error).message})`;
+          fallbackReason = `The model could not write the agent, so the built-in generator did: ${reason}`.slice(
+            0,
+            500,
+          );
         }
       }
       const { definition, templateId } = generateOffline(input);
       const { passed, findings } = safety.checkRules(definition);
-      return { definition, generator: { kind: 'builtin' as const, model: null, templateId, fallbackReason }, safety: { result: passed ? 'pass' : 'fail', findings } };
+      return {
+        definition,
+        generator: { kind: 'builtin' as const, model: null, templateId, fallbackReason },
+        safety: { result: passed ? 'pass' : 'fail', findings },
+      };
     },
   };
 }

@@ -34,12 +34,20 @@ async function ok(response: { statusCode: number; body: string; json(): any }) {
 test('the templates: at least the eight use cases, each complete, each passing the safety check once created', async () => {
   const { templates } = await ok(await call(owner, 'GET', '/agent-templates'));
   assert.ok(templates.length >= 8);
-  assert.deepEqual(REQUIRED_USE_CASES.filter((id) => !templates.some((tpl: { id: string }) => tpl.id === id)), []);
+  assert.deepEqual(
+    REQUIRED_USE_CASES.filter((id) => !templates.some((tpl: { id: string }) => tpl.id === id)),
+    [],
+  );
   for (const item of templates) {
     const template = await ok(await call(owner, 'GET', `/agent-templates/${item.id}`));
-    for (const part of VERSIONED_FIELDS) assert.ok(template.parts[part].trim().length > 80, `${item.id} ${part} is written`);
+    for (const part of VERSIONED_FIELDS)
+      assert.ok(template.parts[part].trim().length > 80, `${item.id} ${part} is written`);
     const blanks = new Set([...JSON.stringify(template).matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]));
-    assert.deepEqual([...blanks].filter((key) => !template.variables.some((v: { key: string }) => v.key === key)), [], `${item.id} defines every blank`);
+    assert.deepEqual(
+      [...blanks].filter((key) => !template.variables.some((v: { key: string }) => v.key === key)),
+      [],
+      `${item.id} defines every blank`,
+    );
 
     const agent = await ok(await call(owner, 'POST', '/agents/from-template', { templateId: item.id }));
     assert.ok(!JSON.stringify(agent).includes('{{'), `${item.id} has no blank left`);
@@ -61,22 +69,34 @@ test('from-template fills blanks from variables and lays overrides over the temp
   assert.equal(agent.status, 'active');
   assert.equal(agent.voiceId, 'en-us+f3');
   assert.deepEqual(agent.transfer.number, '+14155550123');
-  assert.ok(agent.transfer.whenToTransfer.includes('dental emergency'), 'the template\'s transfer rule stays');
-  assert.equal(agent.firstMessage, "Thank you for calling Bright Smile Dental. This is Mia, the practice's AI receptionist. How can I help you today?");
+  assert.ok(agent.transfer.whenToTransfer.includes('dental emergency'), "the template's transfer rule stays");
+  assert.equal(
+    agent.firstMessage,
+    "Thank you for calling Bright Smile Dental. This is Mia, the practice's AI receptionist. How can I help you today?",
+  );
   assert.equal(agent.version, 1);
 
   const listed = await ok(await call(owner, 'GET', `/agents/${agent.id}`));
-  assert.equal(listed.systemPrompt.startsWith('## Personality\nYou are Mia, the AI receptionist of Bright Smile Dental'), true);
+  assert.equal(
+    listed.systemPrompt.startsWith('## Personality\nYou are Mia, the AI receptionist of Bright Smile Dental'),
+    true,
+  );
 
   const missing = await call(owner, 'POST', '/agents/from-template', { templateId: 'no-such-template' });
   assert.equal(missing.statusCode, 404);
-  const unknownVariable = await call(owner, 'POST', '/agents/from-template', { templateId: 'surveys', variables: { colour: 'red', size: 'L' } });
+  const unknownVariable = await call(owner, 'POST', '/agents/from-template', {
+    templateId: 'surveys',
+    variables: { colour: 'red', size: 'L' },
+  });
   assert.equal(unknownVariable.statusCode, 400);
   assert.deepEqual(
     (errorBody(unknownVariable).details.fields as { field: string }[]).map((f) => f.field),
     ['body/variables/colour', 'body/variables/size'],
   );
-  const badVoice = await call(owner, 'POST', '/agents/from-template', { templateId: 'surveys', overrides: { voice: 'no-such-voice' } });
+  const badVoice = await call(owner, 'POST', '/agents/from-template', {
+    templateId: 'surveys',
+    overrides: { voice: 'no-such-voice' },
+  });
   assert.equal(badVoice.statusCode, 400);
   assert.equal((errorBody(badVoice).details.fields as { field: string }[])[0]!.field, 'body/voice');
   assert.equal((await call(owner, 'GET', '/agent-templates/no-such-template')).statusCode, 404);
@@ -87,7 +107,15 @@ test('the wizard: question sets per use case, answers become an agent', async ()
   assert.equal(templates.length, 8);
   const wizard = await ok(await call(owner, 'GET', '/wizard/templates/appointment-setting'));
   const byKey = Object.fromEntries(wizard.questions.map((q: { key: string }) => [q.key, q]));
-  assert.deepEqual(byKey.businessName, { key: 'businessName', label: 'Business name', type: 'text', help: 'The name callers know you by.', required: true, default: 'Northwind Services', options: null });
+  assert.deepEqual(byKey.businessName, {
+    key: 'businessName',
+    label: 'Business name',
+    type: 'text',
+    help: 'The name callers know you by.',
+    required: true,
+    default: 'Northwind Services',
+    options: null,
+  });
   assert.deepEqual(byKey.meetingFormat.options, ['video call', 'phone call', 'visit in person']);
   assert.equal(byKey.tone.type, 'select');
   assert.equal(byKey.transferNumber.type, 'phone');
@@ -97,7 +125,15 @@ test('the wizard: question sets per use case, answers become an agent', async ()
   const agent = await ok(
     await call(owner, 'POST', '/wizard/agents', {
       templateKey: 'appointment-setting',
-      answers: { businessName: 'Sunny Solar', offering: 'a free rooftop solar assessment', meetingFormat: 'visit in person', tone: 'upbeat', transferNumber: '+14155550199', leaveVoicemail: false, voice: 'en-us' },
+      answers: {
+        businessName: 'Sunny Solar',
+        offering: 'a free rooftop solar assessment',
+        meetingFormat: 'visit in person',
+        tone: 'upbeat',
+        transferNumber: '+14155550199',
+        leaveVoicemail: false,
+        voice: 'en-us',
+      },
     }),
   );
   assert.equal(agent.name, 'Sunny Solar – Appointment setter');
@@ -115,7 +151,13 @@ test('wizard answers that are unknown, missing or invalid are one 400 naming eac
   const before = (await ok(await call(owner, 'GET', '/agents'))).total;
   const response = await call(owner, 'POST', '/wizard/agents', {
     templateKey: 'compliant-collections',
-    answers: { favouriteColour: 'blue', tone: 'angry', transferNumber: '555-0199', leaveVoicemail: 'yes', paymentPlans: null },
+    answers: {
+      favouriteColour: 'blue',
+      tone: 'angry',
+      transferNumber: '555-0199',
+      leaveVoicemail: 'yes',
+      paymentPlans: null,
+    },
   });
   assert.equal(response.statusCode, 400);
   const body = errorBody(response);
@@ -128,7 +170,10 @@ test('wizard answers that are unknown, missing or invalid are one 400 naming eac
     { field: 'body/answers/transferNumber', message: 'must be an E.164 number, e.g. +14155550123' },
     { field: 'body/answers/leaveVoicemail', message: 'must be true or false' },
   ]);
-  const unknownVoice = await call(owner, 'POST', '/wizard/agents', { templateKey: 'surveys', answers: { businessName: 'X', experience: 'your stay', voice: 'robot-9' } });
+  const unknownVoice = await call(owner, 'POST', '/wizard/agents', {
+    templateKey: 'surveys',
+    answers: { businessName: 'X', experience: 'your stay', voice: 'robot-9' },
+  });
   assert.equal(unknownVoice.statusCode, 400);
   assert.equal((errorBody(unknownVoice).details.fields as { field: string }[])[0]!.field, 'body/voice');
   assert.equal((await ok(await call(owner, 'GET', '/agents'))).total, before);
@@ -136,30 +181,51 @@ test('wizard answers that are unknown, missing or invalid are one 400 naming eac
 
 test('generate offline: the closest template, named for the business, whole, safe, and the same every time', async () => {
   const input = {
-    businessDescription: 'Harbor Family Dentistry is a dental practice in Portland with three dentists and late opening on Thursdays.',
+    businessDescription:
+      'Harbor Family Dentistry is a dental practice in Portland with three dentists and late opening on Thursdays.',
     goal: 'Answer the phone and book cleanings and check-ups for new and existing patients.',
     tone: 'calm',
     language: 'Spanish',
   };
   const first = await ok(await call(owner, 'POST', '/agents/wizard/generate', input));
-  assert.deepEqual(first.generator, { kind: 'builtin', model: null, templateId: 'dental-reception', fallbackReason: null });
+  assert.deepEqual(first.generator, {
+    kind: 'builtin',
+    model: null,
+    templateId: 'dental-reception',
+    fallbackReason: null,
+  });
   for (const part of [...VERSIONED_FIELDS]) assert.ok(first.definition[part].trim(), `${part} is written`);
   assert.ok(first.definition.firstMessage.includes('Harbor Family Dentistry'));
   assert.ok(first.definition.mission.startsWith('Answer the phone and book cleanings'));
-  assert.ok(first.definition.knowledgeBase.startsWith('About Harbor Family Dentistry: Harbor Family Dentistry is a dental practice'));
+  assert.ok(
+    first.definition.knowledgeBase.startsWith(
+      'About Harbor Family Dentistry: Harbor Family Dentistry is a dental practice',
+    ),
+  );
   assert.ok(first.definition.notes.includes('Speak Spanish for the whole call'));
   assert.ok(first.definition.soul.endsWith('Speak in a calm, patient and steady tone.'));
   assert.equal(first.safety.result, 'pass', JSON.stringify(first.safety.findings));
   assert.deepEqual(await ok(await call(owner, 'POST', '/agents/wizard/generate', input)), first);
-  assert.equal((await ok(await call(owner, 'GET', '/agents'))).agents.some((a: { name: string }) => a.name.includes('Harbor')), false, 'nothing saved');
+  assert.equal(
+    (await ok(await call(owner, 'GET', '/agents'))).agents.some((a: { name: string }) => a.name.includes('Harbor')),
+    false,
+    'nothing saved',
+  );
 
   const collections = await ok(
-    await call(owner, 'POST', '/agents/wizard/generate', { businessDescription: 'We are a utility company.', goal: 'Collect overdue invoices politely.' }),
+    await call(owner, 'POST', '/agents/wizard/generate', {
+      businessDescription: 'We are a utility company.',
+      goal: 'Collect overdue invoices politely.',
+    }),
   );
   assert.equal(collections.generator.templateId, 'compliant-collections');
   assert.ok(collections.definition.firstMessage.includes('our company'));
 
   const bad = await call(owner, 'POST', '/agents/wizard/generate', { businessDescription: 'short', tone: 'shouty' });
   assert.equal(bad.statusCode, 400);
-  assert.deepEqual((errorBody(bad).details.fields as { field: string }[]).map((f) => f.field).sort(), ['body/businessDescription', 'body/goal', 'body/tone']);
+  assert.deepEqual((errorBody(bad).details.fields as { field: string }[]).map((f) => f.field).sort(), [
+    'body/businessDescription',
+    'body/goal',
+    'body/tone',
+  ]);
 });

@@ -23,7 +23,15 @@ const TEXT_LIMITS: Record<QuestionType, number> = { text: 200, longtext: 2000, s
 
 function settingQuestions(template: AgentTemplate): WizardQuestion[] {
   return [
-    { key: 'tone', label: 'Tone of voice', type: 'select', help: 'How the agent sounds.', required: false, default: template.tone, options: TONE_NAMES },
+    {
+      key: 'tone',
+      label: 'Tone of voice',
+      type: 'select',
+      help: 'How the agent sounds.',
+      required: false,
+      default: template.tone,
+      options: TONE_NAMES,
+    },
     {
       key: 'transferNumber',
       label: 'Transfer number',
@@ -33,12 +41,20 @@ function settingQuestions(template: AgentTemplate): WizardQuestion[] {
       default: null,
       options: null,
     },
-    { key: 'voice', label: 'Voice', type: 'text', help: 'A voice id from the voice list; blank for the default voice.', required: false, default: null, options: null },
+    {
+      key: 'voice',
+      label: 'Voice',
+      type: 'text',
+      help: 'A voice id from the voice list; blank for the default voice.',
+      required: false,
+      default: null,
+      options: null,
+    },
     {
       key: 'leaveVoicemail',
       label: 'Leave a voicemail message',
       type: 'boolean',
-      help: 'When voicemail answers, leave the template\'s message instead of hanging up.',
+      help: "When voicemail answers, leave the template's message instead of hanging up.",
       required: false,
       default: template.voicemail.action === 'leave_message',
       options: null,
@@ -74,7 +90,8 @@ export function readAnswers(template: AgentTemplate, answers: Record<string, unk
   const problems: { field: string; message: string }[] = [];
   const field = (key: string) => `body/answers/${key}`;
   for (const key of Object.keys(answers)) {
-    if (!questions.some((question) => question.key === key)) problems.push({ field: field(key), message: `is not a question of the ${template.id} wizard` });
+    if (!questions.some((question) => question.key === key))
+      problems.push({ field: field(key), message: `is not a question of the ${template.id} wizard` });
   }
   const given: Record<string, string | boolean | null> = {};
   for (const question of questions) {
@@ -95,16 +112,29 @@ export function readAnswers(template: AgentTemplate, answers: Record<string, unk
       continue;
     }
     const value = raw.trim();
-    if (value.length > TEXT_LIMITS[question.type]) problems.push({ field: field(question.key), message: `must be at most ${TEXT_LIMITS[question.type]} characters` });
-    else if (question.type !== 'longtext' && /[\r\n]/.test(value)) problems.push({ field: field(question.key), message: 'must be one line' });
-    else if (question.options && !question.options.includes(value)) problems.push({ field: field(question.key), message: `must be one of: ${question.options.join(', ')}` });
-    else if (question.type === 'phone' && !E164.test(value)) problems.push({ field: field(question.key), message: 'must be an E.164 number, e.g. +14155550123' });
+    if (value.length > TEXT_LIMITS[question.type])
+      problems.push({
+        field: field(question.key),
+        message: `must be at most ${TEXT_LIMITS[question.type]} characters`,
+      });
+    else if (question.type !== 'longtext' && /[\r\n]/.test(value))
+      problems.push({ field: field(question.key), message: 'must be one line' });
+    else if (question.options && !question.options.includes(value))
+      problems.push({ field: field(question.key), message: `must be one of: ${question.options.join(', ')}` });
+    else if (question.type === 'phone' && !E164.test(value))
+      problems.push({ field: field(question.key), message: 'must be an E.164 number, e.g. +14155550123' });
     else given[question.key] = value;
   }
   if (problems.length > 0) {
-    throw new AppError('validation_failed', `Invalid request: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, { fields: problems });
+    throw new AppError(
+      'validation_failed',
+      `Invalid request: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
+      { fields: problems },
+    );
   }
-  const values = Object.fromEntries(template.variables.map((variable) => [variable.key, String(given[variable.key] ?? '')]));
+  const values = Object.fromEntries(
+    template.variables.map((variable) => [variable.key, String(given[variable.key] ?? '')]),
+  );
   return {
     values,
     tone: given.tone as Tone,

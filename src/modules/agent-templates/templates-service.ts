@@ -4,15 +4,37 @@ import { AGENT_NAME, BUSINESS_NAME, COMPLIANCE_NOTES, type AgentTemplate } from 
 export const inboundSupport: AgentTemplate = {
   id: 'inbound-support',
   name: 'Inbound support',
-  description: 'Answers customer calls, solves common questions from the knowledge base, and hands anything else to a person.',
+  description:
+    'Answers customer calls, solves common questions from the knowledge base, and hands anything else to a person.',
   direction: 'inbound',
   tone: 'calm',
   variables: [
     BUSINESS_NAME,
     AGENT_NAME,
-    { key: 'product', label: 'Product or service supported', type: 'text', help: 'What customers call about.', required: true, default: 'your account and orders' },
-    { key: 'supportHours', label: 'Hours a person is available', type: 'text', help: 'When a transfer reaches someone.', required: false, default: 'Monday to Friday, 8 am to 6 pm' },
-    { key: 'supportEmail', label: 'Support email', type: 'text', help: 'Where customers can write.', required: false, default: 'support@example.com' },
+    {
+      key: 'product',
+      label: 'Product or service supported',
+      type: 'text',
+      help: 'What customers call about.',
+      required: true,
+      default: 'your account and orders',
+    },
+    {
+      key: 'supportHours',
+      label: 'Hours a person is available',
+      type: 'text',
+      help: 'When a transfer reaches someone.',
+      required: false,
+      default: 'Monday to Friday, 8 am to 6 pm',
+    },
+    {
+      key: 'supportEmail',
+      label: 'Support email',
+      type: 'text',
+      help: 'Where customers can write.',
+      required: false,
+      default: 'support@example.com',
+    },
   ],
   parts: {
     soul: `You are {{agentName}}, an AI assistant answering the support line of {{businessName}}. You are calm, patient and clear. You acknowledge frustration without over-apologising, and you explain steps simply, one at a time.`,
@@ -44,7 +66,10 @@ A: Yes, at {{supportEmail}}.`,
     knowledgeBase: `{{businessName}} support covers {{product}}. People are available {{supportHours}}; written requests go to {{supportEmail}}. Order numbers are eight digits. Password resets are done only by email link.`,
     firstMessage: `Thanks for calling {{businessName}}. I'm {{agentName}}, an AI assistant. How can I help you today?`,
   },
-  transfer: { whenToTransfer: 'The caller asks for a person, is upset, or the question is about billing disputes, refunds or account security.' },
+  transfer: {
+    whenToTransfer:
+      'The caller asks for a person, is upset, or the question is about billing disputes, refunds or account security.',
+  },
   voicemail: { action: 'hang_up', message: '' },
 };
 
@@ -57,9 +82,30 @@ export const appointmentReminders: AgentTemplate = {
   variables: [
     BUSINESS_NAME,
     AGENT_NAME,
-    { key: 'appointmentType', label: 'Kind of appointment', type: 'text', help: 'e.g. "service appointment", "consultation".', required: true, default: 'appointment' },
-    { key: 'cancellationPolicy', label: 'Cancellation policy', type: 'longtext', help: 'What the customer should know about cancelling.', required: false, default: 'Please give us at least 24 hours notice if you need to cancel.' },
-    { key: 'address', label: 'Address or meeting place', type: 'text', help: 'Where the appointment is.', required: false, default: 'our main office' },
+    {
+      key: 'appointmentType',
+      label: 'Kind of appointment',
+      type: 'text',
+      help: 'e.g. "service appointment", "consultation".',
+      required: true,
+      default: 'appointment',
+    },
+    {
+      key: 'cancellationPolicy',
+      label: 'Cancellation policy',
+      type: 'longtext',
+      help: 'What the customer should know about cancelling.',
+      required: false,
+      default: 'Please give us at least 24 hours notice if you need to cancel.',
+    },
+    {
+      key: 'address',
+      label: 'Address or meeting place',
+      type: 'text',
+      help: 'Where the appointment is.',
+      required: false,
+      default: 'our main office',
+    },
   ],
   parts: {
     soul: `You are {{agentName}}, an AI assistant calling on behalf of {{businessName}}. You are friendly, efficient and clear; a reminder call should take under a minute.`,
@@ -90,7 +136,10 @@ A: {{cancellationPolicy}}`,
     knowledgeBase: `{{businessName}} sends courtesy reminders for every {{appointmentType}}. Appointments take place at {{address}}. Cancellation policy: {{cancellationPolicy}}`,
     firstMessage: `Hi, this is {{agentName}}, an AI assistant calling from {{businessName}} with a reminder about your upcoming {{appointmentType}}. Is this a good moment?`,
   },
-  transfer: { whenToTransfer: 'The customer has a question about the appointment itself that the reminder cannot answer, or asks for a person.' },
+  transfer: {
+    whenToTransfer:
+      'The customer has a question about the appointment itself that the reminder cannot answer, or asks for a person.',
+  },
   voicemail: {
     action: 'leave_message',
     message: `Hi, this is {{agentName}}, an AI assistant from {{businessName}}, with a reminder about your upcoming {{appointmentType}}. Please call us back to confirm or reschedule. Thank you.`,
@@ -100,14 +149,29 @@ A: {{cancellationPolicy}}`,
 export const compliantCollections: AgentTemplate = {
   id: 'compliant-collections',
   name: 'Compliant collections',
-  description: 'Reminds customers of an overdue balance and arranges payment through a secure link, following fair debt-collection rules.',
+  description:
+    'Reminds customers of an overdue balance and arranges payment through a secure link, following fair debt-collection rules.',
   direction: 'outbound',
   tone: 'professional',
   variables: [
     BUSINESS_NAME,
     AGENT_NAME,
-    { key: 'paymentLink', label: 'How customers pay', type: 'text', help: 'A secure payment page or portal; the agent never takes card details by voice.', required: true, default: 'the secure payment link in the text message we send after this call' },
-    { key: 'paymentPlans', label: 'Payment plans offered', type: 'longtext', help: 'What the customer may be offered.', required: false, default: 'a plan of up to three monthly instalments' },
+    {
+      key: 'paymentLink',
+      label: 'How customers pay',
+      type: 'text',
+      help: 'A secure payment page or portal; the agent never takes card details by voice.',
+      required: true,
+      default: 'the secure payment link in the text message we send after this call',
+    },
+    {
+      key: 'paymentPlans',
+      label: 'Payment plans offered',
+      type: 'longtext',
+      help: 'What the customer may be offered.',
+      required: false,
+      default: 'a plan of up to three monthly instalments',
+    },
   ],
   parts: {
     soul: `You are {{agentName}}, an AI assistant for the accounts team at {{businessName}}. You are respectful, factual and patient. People who owe money are often stressed; you stay neutral and helpful at all times.`,
@@ -142,7 +206,10 @@ A: Tell me now or write to {{businessName}}; you'll receive written validation o
     knowledgeBase: `Payments to {{businessName}} are accepted through {{paymentLink}}. Available plans: {{paymentPlans}}. Disputes pause collection until written validation has been sent. Customers may ask to be contacted only in writing.`,
     firstMessage: `Hello, this is {{agentName}}, an AI assistant calling from {{businessName}}. May I speak with the account holder, please?`,
   },
-  transfer: { whenToTransfer: 'The customer disputes the debt in detail, asks for a hardship arrangement beyond the standard plans, or asks for a person.' },
+  transfer: {
+    whenToTransfer:
+      'The customer disputes the debt in detail, asks for a hardship arrangement beyond the standard plans, or asks for a person.',
+  },
   voicemail: {
     action: 'leave_message',
     message: `This is {{agentName}}, an AI assistant from {{businessName}}, with a message for the account holder. Please call {{businessName}} back at your convenience. Thank you.`,
@@ -152,15 +219,38 @@ A: Tell me now or write to {{businessName}}; you'll receive written validation o
 export const dentalReception: AgentTemplate = {
   id: 'dental-reception',
   name: 'Dental receptionist',
-  description: 'Answers a dental practice\'s phone: books check-ups and cleanings, handles new patients, and routes emergencies.',
+  description:
+    "Answers a dental practice's phone: books check-ups and cleanings, handles new patients, and routes emergencies.",
   direction: 'inbound',
   tone: 'warm',
   variables: [
     BUSINESS_NAME,
     AGENT_NAME,
-    { key: 'openingHours', label: 'Opening hours', type: 'text', help: 'When the practice is open.', required: true, default: 'Monday to Friday 8 am to 6 pm, Saturday 9 am to 1 pm' },
-    { key: 'insurance', label: 'Insurance accepted', type: 'longtext', help: 'Plans the practice works with.', required: false, default: 'most major PPO dental plans; please bring your insurance card to the first visit' },
-    { key: 'emergencyAdvice', label: 'What to do in an emergency', type: 'longtext', help: 'Said to callers with urgent pain or trauma.', required: false, default: 'For severe swelling, heavy bleeding or trouble breathing, call 911 or go to the nearest emergency room.' },
+    {
+      key: 'openingHours',
+      label: 'Opening hours',
+      type: 'text',
+      help: 'When the practice is open.',
+      required: true,
+      default: 'Monday to Friday 8 am to 6 pm, Saturday 9 am to 1 pm',
+    },
+    {
+      key: 'insurance',
+      label: 'Insurance accepted',
+      type: 'longtext',
+      help: 'Plans the practice works with.',
+      required: false,
+      default: 'most major PPO dental plans; please bring your insurance card to the first visit',
+    },
+    {
+      key: 'emergencyAdvice',
+      label: 'What to do in an emergency',
+      type: 'longtext',
+      help: 'Said to callers with urgent pain or trauma.',
+      required: false,
+      default:
+        'For severe swelling, heavy bleeding or trouble breathing, call 911 or go to the nearest emergency room.',
+    },
   ],
   parts: {
     soul: `You are {{agentName}}, the AI receptionist of {{businessName}}, a dental practice. You are warm, reassuring and organised; many callers are nervous about the dentist, so you are gentle and never rushed.`,
@@ -195,6 +285,9 @@ A: Please let us know at least 24 hours before your appointment.`,
     knowledgeBase: `{{businessName}} is a general and family dental practice. Opening hours: {{openingHours}}. Insurance: {{insurance}}. New-patient visits take 60 minutes (exam, X-rays and cleaning); check-ups take 45 minutes. Emergencies: {{emergencyAdvice}}`,
     firstMessage: `Thank you for calling {{businessName}}. This is {{agentName}}, the practice's AI receptionist. How can I help you today?`,
   },
-  transfer: { whenToTransfer: 'The caller has a dental emergency, a billing or insurance question the knowledge base does not answer, or asks for a person.' },
+  transfer: {
+    whenToTransfer:
+      'The caller has a dental emergency, a billing or insurance question the knowledge base does not answer, or asks for a person.',
+  },
   voicemail: { action: 'hang_up', message: '' },
 };

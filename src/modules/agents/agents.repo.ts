@@ -47,7 +47,9 @@ export function agentQueries(db: Executor) {
     list(accountId: string, filter: { status?: AgentStatus }, page: Page) {
       let matching = live(accountId);
       if (filter.status) matching = matching.where('status', '=', filter.status);
-      return paginate(matching, page, (q) => q.select(LIST_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc'));
+      return paginate(matching, page, (q) =>
+        q.select(LIST_COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc'),
+      );
     },
 
     find(accountId: string, id: string) {
@@ -111,7 +113,10 @@ export function agentQueries(db: Executor) {
     },
 
     listVersions(accountId: string, agentId: string, page: Page) {
-      const matching = db.selectFrom('agent_versions').where('account_id', '=', accountId).where('agent_id', '=', agentId);
+      const matching = db
+        .selectFrom('agent_versions')
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId);
       return paginate(matching, page, (q) => q.selectAll().orderBy('version', 'desc'));
     },
 

@@ -20,22 +20,47 @@ const tags = ['agents'];
 export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
   app.get(
     '/agents',
-    { config: { access: read }, schema: { tags, summary: "List the account's agents, newest first", querystring: ListAgentsQuery, response: responses(AgentList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: "List the account's agents, newest first",
+        querystring: ListAgentsQuery,
+        response: responses(AgentList),
+      },
+    },
     async (req) => agents.list(req.auth, req.query),
   );
   app.post(
     '/agents',
-    { config: { access: write }, schema: { tags, summary: 'Create an agent (a draft at version 1 unless a status is given)', body: CreateAgentBody, response: responses(Agent) } },
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Create an agent (a draft at version 1 unless a status is given)',
+        body: CreateAgentBody,
+        response: responses(Agent),
+      },
+    },
     async (req) => agents.create(req.auth, req.body),
   );
   app.get(
     '/agents/:id',
-    { config: { access: read }, schema: { tags, summary: 'Read an agent: settings, prompt parts and the assembled system prompt', params: IdParams, response: responses(Agent) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'Read an agent: settings, prompt parts and the assembled system prompt',
+        params: IdParams,
+        response: responses(Agent),
+      },
+    },
     async (req) => agents.get(req.auth, req.params.id),
   );
   app.patch(
     '/agents/:id',
-    { config: { access: write },
+    {
+      config: { access: write },
       schema: {
         tags,
         summary: 'Update an agent; a changed prompt part or first message saves a new version',
@@ -48,17 +73,37 @@ export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
   );
   app.delete(
     '/agents/:id',
-    { config: { access: write }, schema: { tags, summary: 'Delete an agent; its inbound number is released, past calls keep its name', params: IdParams, response: responses(DeletedBody) } },
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Delete an agent; its inbound number is released, past calls keep its name',
+        params: IdParams,
+        response: responses(DeletedBody),
+      },
+    },
     async (req) => agents.delete(req.auth, req.params.id),
   );
   app.get(
     '/agents/:id/versions',
-    { config: { access: read }, schema: { tags, summary: "An agent's saved prompt versions, newest first", params: IdParams, querystring: PageOnlyQuery, response: responses(AgentVersionList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: "An agent's saved prompt versions, newest first",
+        params: IdParams,
+        querystring: PageOnlyQuery,
+        response: responses(AgentVersionList),
+      },
+    },
     async (req) => agents.listVersions(req.auth, req.params.id, req.query),
   );
   app.get(
     '/agents/:id/versions/:version',
-    { config: { access: read }, schema: { tags, summary: 'One saved prompt version', params: VersionParams, response: responses(AgentVersion) } },
+    {
+      config: { access: read },
+      schema: { tags, summary: 'One saved prompt version', params: VersionParams, response: responses(AgentVersion) },
+    },
     async (req) => agents.getVersion(req.auth, req.params.id, req.params.version),
   );
 }

@@ -11,9 +11,16 @@ export const AgentStatus = Type.Enum([...AGENT_STATUSES], {
 const VoicemailAction = Type.Enum([...VOICEMAIL_ACTIONS]);
 export const AgentVoicemail = Type.Object(
   { action: VoicemailAction, message: Type.String() },
-  { title: 'AgentVoicemail', description: 'What the agent does when a voicemail answers: hang up, or leave this message after the beep.' },
+  {
+    title: 'AgentVoicemail',
+    description: 'What the agent does when a voicemail answers: hang up, or leave this message after the beep.',
+  },
 );
-const E164 = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164, e.g. +14155550123', examples: ['+14155550123'] });
+const E164 = Type.String({
+  pattern: '^\\+[1-9]\\d{6,14}$',
+  description: 'E.164, e.g. +14155550123',
+  examples: ['+14155550123'],
+});
 const Name = SingleLineText({ minLength: 1, maxLength: 120 });
 const ShortText = (description: string) => Type.String({ maxLength: PROMPT_LIMITS.shortText, description });
 const Part = (description: string, maxLength: number = PROMPT_LIMITS.part) => Type.String({ maxLength, description });
@@ -40,7 +47,11 @@ const TransferInput = Type.Object(
     number: Type.Optional(Nullable(E164)),
     whenToTransfer: Type.Optional(ShortText('When the agent should hand the call to a person.')),
   },
-  { title: 'AgentTransferInput', additionalProperties: false, description: 'Call transfer to a person. Fields left out keep their value.' },
+  {
+    title: 'AgentTransferInput',
+    additionalProperties: false,
+    description: 'Call transfer to a person. Fields left out keep their value.',
+  },
 );
 
 const VoicemailInput = Type.Object(
@@ -48,12 +59,18 @@ const VoicemailInput = Type.Object(
     action: Type.Optional(VoicemailAction),
     message: Type.Optional(ShortText('The message left after the beep; required for leave_message.')),
   },
-  { title: 'AgentVoicemailInput', additionalProperties: false, description: 'What to do when voicemail answers. Fields left out keep their value.' },
+  {
+    title: 'AgentVoicemailInput',
+    additionalProperties: false,
+    description: 'What to do when voicemail answers. Fields left out keep their value.',
+  },
 );
 
 const writableFields = {
   ...Type.Partial(Type.Object(VersionedFields)).properties,
-  voice: Type.Optional(Nullable(SingleLineText({ minLength: 1, maxLength: 200, description: 'Voice id; answered as voiceId.' }))),
+  voice: Type.Optional(
+    Nullable(SingleLineText({ minLength: 1, maxLength: 200, description: 'Voice id; answered as voiceId.' })),
+  ),
   liveLlmId: Type.Optional(Nullable(SingleLineText({ minLength: 1, maxLength: 200 }))),
   transfer: Type.Optional(TransferInput),
   voicemail: Type.Optional(VoicemailInput),
@@ -61,48 +78,73 @@ const writableFields = {
 };
 
 export const CreateAgentBody = Type.Object({ ...writableFields, name: Name }, { additionalProperties: false });
-export const UpdateAgentBody = Type.Object({ ...writableFields, name: Type.Optional(Name) }, { additionalProperties: false });
+export const UpdateAgentBody = Type.Object(
+  { ...writableFields, name: Type.Optional(Name) },
+  { additionalProperties: false },
+);
 export type CreateAgentInput = Static<typeof CreateAgentBody>;
 export type UpdateAgentInput = Static<typeof UpdateAgentBody>;
 
-export const ListAgentsQuery = Type.Object({ ...PageQuery, status: Type.Optional(AgentStatus) }, { additionalProperties: false });
+export const ListAgentsQuery = Type.Object(
+  { ...PageQuery, status: Type.Optional(AgentStatus) },
+  { additionalProperties: false },
+);
 export type ListAgentsQuery = Static<typeof ListAgentsQuery>;
 export const VersionParams = Type.Object({ id: Uuid, version: Int({ minimum: 1 }) }, { additionalProperties: false });
 
 /** The agent list item: exactly the SPEC §2 fields. */
-export const AgentListItem = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  status: AgentStatus,
-  version: Type.Integer({ minimum: 1 }),
-  voiceId: Nullable(Type.String()),
-  liveLlmId: Nullable(Type.String()),
-  inboundDid: Nullable(Type.String({ description: 'The inbound number assigned to the agent; set by phone-number assignment.' })),
-  lastCallAt: Nullable(DateTime),
-  createdAt: DateTime,
-}, { title: 'Agent', description: 'An agent as lists show it.' });
+export const AgentListItem = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    status: AgentStatus,
+    version: Type.Integer({ minimum: 1 }),
+    voiceId: Nullable(Type.String()),
+    liveLlmId: Nullable(Type.String()),
+    inboundDid: Nullable(
+      Type.String({ description: 'The inbound number assigned to the agent; set by phone-number assignment.' }),
+    ),
+    lastCallAt: Nullable(DateTime),
+    createdAt: DateTime,
+  },
+  { title: 'Agent', description: 'An agent as lists show it.' },
+);
 
-export const Agent = Type.Object({
-  ...AgentListItem.properties,
-  updatedAt: DateTime,
-  ...VersionedFields,
-  transfer: Type.Object({ number: Nullable(E164), whenToTransfer: Type.String() }),
-  voicemail: AgentVoicemail,
-  systemPrompt: Type.String({ description: 'Read-only: the non-empty prompt parts, assembled in order under headings.' }),
-  knowledgeIndex: Type.Optional(KnowledgeIndexState),
-}, { title: 'AgentDetail', description: 'An agent in full: its settings, prompt parts and the assembled system prompt.' });
+export const Agent = Type.Object(
+  {
+    ...AgentListItem.properties,
+    updatedAt: DateTime,
+    ...VersionedFields,
+    transfer: Type.Object({ number: Nullable(E164), whenToTransfer: Type.String() }),
+    voicemail: AgentVoicemail,
+    systemPrompt: Type.String({
+      description: 'Read-only: the non-empty prompt parts, assembled in order under headings.',
+    }),
+    knowledgeIndex: Type.Optional(KnowledgeIndexState),
+  },
+  {
+    title: 'AgentDetail',
+    description: 'An agent in full: its settings, prompt parts and the assembled system prompt.',
+  },
+);
 
 export const AgentList = Type.Object({ agents: Type.Array(AgentListItem), ...PageFields }, { title: 'AgentPage' });
 
-export const AgentVersion = Type.Object({
-  version: Type.Integer({ minimum: 1 }),
-  createdAt: DateTime,
-  createdByUserId: Nullable(Uuid),
-  createdByApiKeyId: Nullable(Uuid),
-  changedParts: Type.Array(Type.Enum([...VERSIONED_FIELDS]), {
-    description: 'Fields that differ from the previous version; for version 1, the non-empty ones.',
-  }),
-  parts: Type.Object(VersionedFields, { description: 'The full snapshot of the prompt at this version.' }),
-}, { title: 'AgentVersion', description: 'A saved version of the prompt of an agent.' });
+export const AgentVersion = Type.Object(
+  {
+    version: Type.Integer({ minimum: 1 }),
+    createdAt: DateTime,
+    createdByUserId: Nullable(Uuid),
+    createdByApiKeyId: Nullable(Uuid),
+    changedParts: Type.Array(Type.Enum([...VERSIONED_FIELDS]), {
+      description: 'Fields that differ from the previous version; for version 1, the non-empty ones.',
+    }),
+    parts: Type.Object(VersionedFields, { description: 'The full snapshot of the prompt at this version.' }),
+  },
+  { title: 'AgentVersion', description: 'A saved version of the prompt of an agent.' },
+);
 
-export const AgentVersionList = Type.Object({ versions: Type.Array(AgentVersion), ...PageFields }, { title: 'AgentVersionPage' });
+export const AgentVersionList = Type.Object(
+  { versions: Type.Array(AgentVersion), ...PageFields },
+  { title: 'AgentVersionPage' },
+);

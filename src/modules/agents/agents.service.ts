@@ -9,7 +9,12 @@ import { actorOf } from '../../events/domain-events.js';
 import type { AgentChanges, AgentsRepo, AgentsTx, NewAgent } from './agents.repo.js';
 import type { AgentVersionsTable, AgentsTable } from './agents.tables.js';
 import type { CreateAgentInput, ListAgentsQuery, UpdateAgentInput } from './agents.schemas.js';
-import { assembleSystemPrompt, VERSIONED_FIELDS, type VersionedFieldName, type VersionedFields } from './agents.prompt.js';
+import {
+  assembleSystemPrompt,
+  VERSIONED_FIELDS,
+  type VersionedFieldName,
+  type VersionedFields,
+} from './agents.prompt.js';
 
 export { assembleSystemPrompt } from './agents.prompt.js';
 
@@ -136,10 +141,20 @@ export interface AgentChoicesCheck {
 
 /** The search index of an agent's knowledge base, as the knowledge module reports it. */
 export interface KnowledgeIndexReader {
-  indexState(accountId: string, agentId: string, knowledge: string, voiceId: string | null): Promise<{ chunks: number; indexedAt: string | null; pending: boolean }>;
+  indexState(
+    accountId: string,
+    agentId: string,
+    knowledge: string,
+    voiceId: string | null,
+  ): Promise<{ chunks: number; indexedAt: string | null; pending: boolean }>;
 }
 
-export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choices: AgentChoicesCheck; knowledge?: KnowledgeIndexReader }) {
+export function createAgentsService(deps: {
+  repo: AgentsRepo;
+  clock: Clock;
+  choices: AgentChoicesCheck;
+  knowledge?: KnowledgeIndexReader;
+}) {
   const { repo, clock, choices } = deps;
 
   async function saveVersion(tx: AgentsTx, auth: Auth, row: AgentRow, changedParts: VersionedFieldName[]) {
@@ -186,7 +201,12 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choi
       return repo.transaction(async (tx) => {
         const row = await tx.insert(auth.accountId, agent);
         const fields = versionedFieldsOf(row);
-        await saveVersion(tx, auth, row, VERSIONED_FIELDS.filter((name) => fields[name] !== ''));
+        await saveVersion(
+          tx,
+          auth,
+          row,
+          VERSIONED_FIELDS.filter((name) => fields[name] !== ''),
+        );
         await tx.emit({
           type: 'agent.created',
           accountId: auth.accountId,
@@ -230,7 +250,12 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choi
     async delete(auth: Auth, id: string) {
       return repo.transaction(async (tx) => {
         if (!(await tx.softDelete(auth.accountId, id, clock.now()))) throw notFound('Agent');
-        await tx.emit({ type: 'agent.deleted', accountId: auth.accountId, subject: { type: 'agent', id }, actor: actorOf(auth) });
+        await tx.emit({
+          type: 'agent.deleted',
+          accountId: auth.accountId,
+          subject: { type: 'agent', id },
+          actor: actorOf(auth),
+        });
         return { id, deleted: true as const };
       });
     },
@@ -271,7 +296,8 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choi
       const agents = repo.within(tx);
       const row = await agents.findForUpdate(accountId, agentId);
       if (!row) return undefined;
-      if (row.inbound_did !== did) await agents.update(accountId, agentId, { inbound_did: did, updated_at: clock.now() });
+      if (row.inbound_did !== did)
+        await agents.update(accountId, agentId, { inbound_did: did, updated_at: clock.now() });
       return { id: row.id, name: row.name, status: row.status };
     },
 

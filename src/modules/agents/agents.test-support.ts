@@ -11,7 +11,12 @@ export async function buildAgentsTestApp() {
 function agentsTestKit(t: TestApp) {
   return {
     versionRows: (agentId: string) =>
-      t.infra.database.db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).orderBy('version').execute(),
+      t.infra.database.db
+        .selectFrom('agent_versions')
+        .selectAll()
+        .where('agent_id', '=', agentId)
+        .orderBy('version')
+        .execute(),
 
     agentRow: (agentId: string) =>
       t.infra.database.db.selectFrom('agents').selectAll().where('id', '=', agentId).executeTakeFirstOrThrow(),

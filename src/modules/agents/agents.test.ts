@@ -11,8 +11,28 @@ let agentRow: AgentsTestKit['agentRow'];
 before(async () => ({ t, versionRows, agentRow } = await buildAgentsTestApp()));
 after(() => t.close());
 
-const LIST_ITEM_KEYS = ['createdAt', 'id', 'inboundDid', 'lastCallAt', 'liveLlmId', 'name', 'status', 'version', 'voiceId'];
-const PART_NAMES = ['soul', 'mission', 'playbook', 'examples', 'objections', 'closers', 'notes', 'faq', 'knowledgeBase'];
+const LIST_ITEM_KEYS = [
+  'createdAt',
+  'id',
+  'inboundDid',
+  'lastCallAt',
+  'liveLlmId',
+  'name',
+  'status',
+  'version',
+  'voiceId',
+];
+const PART_NAMES = [
+  'soul',
+  'mission',
+  'playbook',
+  'examples',
+  'objections',
+  'closers',
+  'notes',
+  'faq',
+  'knowledgeBase',
+];
 
 const fullAgent = {
   name: 'Dental reminders',
@@ -77,7 +97,10 @@ test('a session cookie works as well as an API key, and the version records the 
   assert.equal(patched.statusCode, 200);
   assert.equal(patched.json().version, 2);
   const listed = await call(asSession(owner), 'GET', '/agents');
-  assert.deepEqual(listed.json().agents.map((a: { id: string }) => a.id), [agent.id]);
+  assert.deepEqual(
+    listed.json().agents.map((a: { id: string }) => a.id),
+    [agent.id],
+  );
 });
 
 test('get returns every part and setting, and the system prompt in DESIGN order', async () => {
@@ -87,16 +110,34 @@ test('get returns every part and setting, and the system prompt in DESIGN order'
   assert.equal(response.statusCode, 200);
   const { knowledgeIndex, ...agent } = response.json();
   assert.deepEqual(agent, created);
-  assert.deepEqual(knowledgeIndex, { chunks: 0, indexedAt: null, pending: true }, 'the knowledge base waits for its index job');
+  assert.deepEqual(
+    knowledgeIndex,
+    { chunks: 0, indexedAt: null, pending: true },
+    'the knowledge base waits for its index job',
+  );
   const { voice, ...sameNames } = fullAgent;
   for (const [key, value] of Object.entries(sameNames)) assert.deepEqual(agent[key], value, key);
   assert.equal(agent.voiceId, voice);
-  assert.deepEqual(Object.keys(agent).sort(), [
-    ...LIST_ITEM_KEYS, ...PART_NAMES, 'firstMessage', 'systemPrompt', 'transfer', 'updatedAt', 'voicemail',
-  ].sort());
+  assert.deepEqual(
+    Object.keys(agent).sort(),
+    [...LIST_ITEM_KEYS, ...PART_NAMES, 'firstMessage', 'systemPrompt', 'transfer', 'updatedAt', 'voicemail'].sort(),
+  );
   const headings = [...agent.systemPrompt.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
-  assert.deepEqual(headings, ['Personality', 'Mission', 'Playbook', 'Examples', 'Objection handling', 'Closing', 'Notes', 'FAQ', 'Knowledge base']);
-  assert.ok(!agent.systemPrompt.includes(fullAgent.firstMessage), 'the first message is spoken, not part of the system prompt');
+  assert.deepEqual(headings, [
+    'Personality',
+    'Mission',
+    'Playbook',
+    'Examples',
+    'Objection handling',
+    'Closing',
+    'Notes',
+    'FAQ',
+    'Knowledge base',
+  ]);
+  assert.ok(
+    !agent.systemPrompt.includes(fullAgent.firstMessage),
+    'the first message is spoken, not part of the system prompt',
+  );
   const [version] = await versionRows(agent.id);
   assert.deepEqual(version!.changed_parts, [...PART_NAMES, 'firstMessage']);
 });
@@ -154,7 +195,11 @@ test('paging and the status filter, with total', async () => {
     assert.equal(page.offset, offset);
     pages.push(...page.agents);
   }
-  assert.deepEqual(pages.map((a) => a.id), all.agents.map((a: { id: string }) => a.id), 'pages cover the list once, in order');
+  assert.deepEqual(
+    pages.map((a) => a.id),
+    all.agents.map((a: { id: string }) => a.id),
+    'pages cover the list once, in order',
+  );
 
   const active = (await call(owner, 'GET', '/agents?status=active&limit=2')).json();
   assert.equal(active.total, 3);
@@ -175,7 +220,10 @@ test('paging and the status filter, with total', async () => {
     assert.equal(response.statusCode, 400, query);
     const error = errorBody(response);
     assert.equal(error.error, 'validation_failed');
-    assert.ok((error.details.fields as Array<{ field: string }>).some((f) => f.field === field), `${query}: ${response.body}`);
+    assert.ok(
+      (error.details.fields as Array<{ field: string }>).some((f) => f.field === field),
+      `${query}: ${response.body}`,
+    );
   }
 });
 
@@ -193,7 +241,9 @@ test('status moves freely among draft, active and paused; any other value is 400
     assert.equal(response.statusCode, 400, String(status));
     const error = errorBody(response);
     assert.equal(error.error, 'validation_failed');
-    assert.deepEqual(error.details.fields, [{ field: 'body/status', message: 'must be one of: draft, active, paused' }]);
+    assert.deepEqual(error.details.fields, [
+      { field: 'body/status', message: 'must be one of: draft, active, paused' },
+    ]);
     assert.match(error.message, /body\/status must be one of: draft, active, paused/);
   }
   const created = await call(owner, 'POST', '/agents', { name: 'x', status: 'deleted' });
@@ -225,7 +275,10 @@ test('delete hides the agent, releases its number, and keeps the row for past ca
     assert.deepEqual(errorBody(response), { error: 'not_found', message: 'Agent not found', details: {} });
   }
   const list = (await call(owner, 'GET', '/agents')).json();
-  assert.deepEqual(list.agents.map((a: { id: string }) => a.id), [keeper.id]);
+  assert.deepEqual(
+    list.agents.map((a: { id: string }) => a.id),
+    [keeper.id],
+  );
   assert.equal(list.total, 1);
 
   const row = await agentRow(agent.id);
@@ -242,7 +295,10 @@ test('delete hides the agent, releases its number, and keeps the row for past ca
 test('a too-long field is 400 naming it; a body over the size limit is 413; neither writes', async () => {
   const owner = await signUp(t.app);
   const agent = await buildAgent(owner);
-  const atLimit = await call(owner, 'PATCH', `/agents/${agent.id}`, { knowledgeBase: 'k'.repeat(200_000), soul: 's'.repeat(20_000) });
+  const atLimit = await call(owner, 'PATCH', `/agents/${agent.id}`, {
+    knowledgeBase: 'k'.repeat(200_000),
+    soul: 's'.repeat(20_000),
+  });
   assert.equal(atLimit.statusCode, 200, 'exactly at the limits is accepted');
   assert.equal(atLimit.json().version, 2);
 
@@ -258,11 +314,17 @@ test('a too-long field is 400 naming it; a body over the size limit is 413; neit
     assert.equal(response.statusCode, 400, field);
     const error = errorBody(response);
     assert.equal(error.error, 'validation_failed');
-    assert.deepEqual((error.details.fields as Array<{ field: string }>).map((f) => f.field), [field]);
+    assert.deepEqual(
+      (error.details.fields as Array<{ field: string }>).map((f) => f.field),
+      [field],
+    );
   }
 
   const huge = { name: 'Huge', knowledgeBase: 'k'.repeat(t.config.jsonBodyLimitBytes + 1) };
-  for (const [method, url] of [['POST', '/agents'], ['PATCH', `/agents/${agent.id}`]] as Array<[Method, string]>) {
+  for (const [method, url] of [
+    ['POST', '/agents'],
+    ['PATCH', `/agents/${agent.id}`],
+  ] as Array<[Method, string]>) {
     const response = await call(owner, method, url, huge);
     assert.equal(response.statusCode, 413);
     assert.equal(errorBody(response).error, 'payload_too_large');
@@ -297,8 +359,14 @@ test('wrong types, unknown fields, a missing name and bad settings are 400 and w
     assert.equal(response.statusCode, 400, JSON.stringify(payload));
     const error = errorBody(response);
     assert.equal(error.error, 'validation_failed');
-    assert.ok((error.details.fields as Array<{ field: string }>).some((f) => f.field === field), `${JSON.stringify(payload)}: ${response.body}`);
-    const patch = await call(owner, 'PATCH', `/agents/${agent.id}`, { ...payload, name: (payload as { name?: unknown }).name ?? 5 });
+    assert.ok(
+      (error.details.fields as Array<{ field: string }>).some((f) => f.field === field),
+      `${JSON.stringify(payload)}: ${response.body}`,
+    );
+    const patch = await call(owner, 'PATCH', `/agents/${agent.id}`, {
+      ...payload,
+      name: (payload as { name?: unknown }).name ?? 5,
+    });
     assert.equal(patch.statusCode, 400, `PATCH ${JSON.stringify(payload)}`);
   }
   const notJson = await t.app.inject({
@@ -333,9 +401,16 @@ test('missing or bad credentials are 401 on every agents route', async () => {
     ['GET', `/agents/${agent.id}/versions`],
     ['GET', `/agents/${agent.id}/versions/1`],
   ];
-  for (const headers of [{}, { authorization: 'Bearer va_nope' }, { cookie: 'vsid=stale' }] as Array<Record<string, string>>) {
+  for (const headers of [{}, { authorization: 'Bearer va_nope' }, { cookie: 'vsid=stale' }] as Array<
+    Record<string, string>
+  >) {
     for (const [method, url] of routes) {
-      const response = await call({ app: t.app, headers }, method, url, method === 'POST' || method === 'PATCH' ? { name: 'Intruder' } : undefined);
+      const response = await call(
+        { app: t.app, headers },
+        method,
+        url,
+        method === 'POST' || method === 'PATCH' ? { name: 'Intruder' } : undefined,
+      );
       assert.equal(response.statusCode, 401, `${method} ${url} ${JSON.stringify(headers)}`);
       assert.equal(errorBody(response).error, 'unauthorized');
     }

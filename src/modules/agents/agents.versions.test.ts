@@ -14,7 +14,10 @@ test('a changed prompt part or first message bumps the version and saves a snaps
   const owner = await signUp(t.app);
   const agent = await buildAgent(owner, { mission: 'Book a demo.' });
 
-  const v2 = await call(owner, 'PATCH', `/agents/${agent.id}`, { mission: 'Book a demo this week.', playbook: 'Ask for a day.' });
+  const v2 = await call(owner, 'PATCH', `/agents/${agent.id}`, {
+    mission: 'Book a demo this week.',
+    playbook: 'Ask for a day.',
+  });
   assert.equal(v2.statusCode, 200);
   assert.equal(v2.json().version, 2);
   assert.equal(v2.json().mission, 'Book a demo this week.');
@@ -29,11 +32,25 @@ test('a changed prompt part or first message bumps the version and saves a snaps
   assert.equal(v5.json().version, 5, 'clearing a part is a change too');
 
   const rows = await versionRows(agent.id);
-  assert.deepEqual(rows.map((r) => r.version), [1, 2, 3, 4, 5]);
-  assert.deepEqual(rows.map((r) => r.changed_parts), [['mission'], ['mission', 'playbook'], ['firstMessage'], ['knowledgeBase'], ['playbook']]);
+  assert.deepEqual(
+    rows.map((r) => r.version),
+    [1, 2, 3, 4, 5],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.changed_parts),
+    [['mission'], ['mission', 'playbook'], ['firstMessage'], ['knowledgeBase'], ['playbook']],
+  );
   assert.deepEqual(rows[2]!.parts, {
-    soul: '', mission: 'Book a demo this week.', playbook: 'Ask for a day.', examples: '', objections: '', closers: '',
-    notes: '', faq: '', knowledgeBase: '', firstMessage: 'Hello!',
+    soul: '',
+    mission: 'Book a demo this week.',
+    playbook: 'Ask for a day.',
+    examples: '',
+    objections: '',
+    closers: '',
+    notes: '',
+    faq: '',
+    knowledgeBase: '',
+    firstMessage: 'Hello!',
   });
   assert.equal(rows[4]!.parts.knowledgeBase, 'Pricing: $49/month.');
   assert.equal(rows[4]!.parts.playbook, '');
@@ -60,7 +77,9 @@ test('settings-only saves and saves that change nothing keep the version', async
   assert.ok(afterSettings.updatedAt > agent.updatedAt, 'settings do update updatedAt');
 
   // Nested settings merge: a field left out keeps its value.
-  const merged = await call(owner, 'PATCH', `/agents/${agent.id}`, { transfer: { whenToTransfer: 'Only for billing.' } });
+  const merged = await call(owner, 'PATCH', `/agents/${agent.id}`, {
+    transfer: { whenToTransfer: 'Only for billing.' },
+  });
   assert.deepEqual(merged.json().transfer, { number: '+442071838750', whenToTransfer: 'Only for billing.' });
   const cleared = await call(owner, 'PATCH', `/agents/${agent.id}`, { transfer: { number: null }, voice: null });
   assert.equal(cleared.json().transfer.number, null);
@@ -68,7 +87,11 @@ test('settings-only saves and saves that change nothing keep the version', async
   assert.equal(cleared.json().version, 1);
 
   const before = cleared.json();
-  for (const payload of [{}, { mission: 'Book a demo.' }, { name: 'Renamed', status: 'active', voicemail: { action: 'leave_message' } }]) {
+  for (const payload of [
+    {},
+    { mission: 'Book a demo.' },
+    { name: 'Renamed', status: 'active', voicemail: { action: 'leave_message' } },
+  ]) {
     const same = await call(owner, 'PATCH', `/agents/${agent.id}`, payload);
     assert.equal(same.statusCode, 200);
     assert.deepEqual(same.json(), before, `${JSON.stringify(payload)} changes nothing, not even updatedAt`);
@@ -85,15 +108,31 @@ test('versions are listed newest first with paging, and one version can be read'
   assert.equal(list.statusCode, 200);
   const body = list.json();
   assert.equal(body.total, 4);
-  assert.deepEqual(body.versions.map((v: { version: number }) => v.version), [4, 3, 2, 1]);
-  assert.deepEqual(Object.keys(body.versions[0]).sort(), ['changedParts', 'createdAt', 'createdByApiKeyId', 'createdByUserId', 'parts', 'version']);
+  assert.deepEqual(
+    body.versions.map((v: { version: number }) => v.version),
+    [4, 3, 2, 1],
+  );
+  assert.deepEqual(Object.keys(body.versions[0]).sort(), [
+    'changedParts',
+    'createdAt',
+    'createdByApiKeyId',
+    'createdByUserId',
+    'parts',
+    'version',
+  ]);
   assert.deepEqual(body.versions[0].changedParts, ['soul']);
   assert.equal(body.versions[0].createdByApiKeyId, owner.apiKeyId);
-  assert.deepEqual(body.versions.map((v: { parts: { soul: string } }) => v.parts.soul), ['v4', 'v3', 'v2', 'v1']);
+  assert.deepEqual(
+    body.versions.map((v: { parts: { soul: string } }) => v.parts.soul),
+    ['v4', 'v3', 'v2', 'v1'],
+  );
 
   const page = (await call(owner, 'GET', `/agents/${agent.id}/versions?limit=2&offset=1`)).json();
   assert.equal(page.total, 4);
-  assert.deepEqual(page.versions.map((v: { version: number }) => v.version), [3, 2]);
+  assert.deepEqual(
+    page.versions.map((v: { version: number }) => v.version),
+    [3, 2],
+  );
 
   const one = await call(owner, 'GET', `/agents/${agent.id}/versions/2`);
   assert.equal(one.statusCode, 200);
@@ -112,5 +151,8 @@ test('concurrent saves each get their own version, with no gaps', async () => {
   );
   assert.ok(responses.every((r) => r.statusCode === 200));
   assert.deepEqual(responses.map((r) => r.json().version).sort(), [2, 3, 4, 5, 6]);
-  assert.deepEqual((await versionRows(agent.id)).map((r) => r.version), [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(
+    (await versionRows(agent.id)).map((r) => r.version),
+    [1, 2, 3, 4, 5, 6],
+  );
 });

@@ -6,7 +6,10 @@ const KEY_COLUMNS = ['id', 'name', 'display_prefix', 'created_at', 'last_used_at
 
 export function apiKeyQueries(db: Executor) {
   return {
-    insert(accountId: string, input: { id: string; name: string; displayPrefix: string; keyHash: string; createdByUserId: string | null }) {
+    insert(
+      accountId: string,
+      input: { id: string; name: string; displayPrefix: string; keyHash: string; createdByUserId: string | null },
+    ) {
       return db
         .insertInto('api_keys')
         .values({
@@ -28,7 +31,11 @@ export function apiKeyQueries(db: Executor) {
     },
 
     async delete(accountId: string, id: string): Promise<boolean> {
-      const result = await db.deleteFrom('api_keys').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      const result = await db
+        .deleteFrom('api_keys')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 
@@ -43,7 +50,12 @@ export function apiKeyQueries(db: Executor) {
     },
 
     touch(accountId: string, id: string, at: Date) {
-      return db.updateTable('api_keys').set({ last_used_at: at }).where('account_id', '=', accountId).where('id', '=', id).execute();
+      return db
+        .updateTable('api_keys')
+        .set({ last_used_at: at })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .execute();
     },
   };
 }

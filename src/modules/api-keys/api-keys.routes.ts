@@ -11,17 +11,41 @@ const tags = ['api-keys'];
 export function apiKeysRoutes(app: App, { apiKeys }: { apiKeys: ApiKeysService }) {
   app.post(
     '/api-keys',
-    { config: { access: write }, schema: { tags, summary: 'Create an API key (the key is shown once)', body: CreateApiKeyBody, response: responses(CreatedApiKey) } },
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Create an API key (the key is shown once)',
+        body: CreateApiKeyBody,
+        response: responses(CreatedApiKey),
+      },
+    },
     async (req) => apiKeys.create(req.auth, req.body),
   );
   app.get(
     '/api-keys',
-    { config: { access: read }, schema: { tags, summary: 'List API keys, newest first (never the keys themselves)', querystring: PageOnlyQuery, response: responses(ApiKeyList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'List API keys, newest first (never the keys themselves)',
+        querystring: PageOnlyQuery,
+        response: responses(ApiKeyList),
+      },
+    },
     async (req) => apiKeys.list(req.auth, req.query),
   );
   app.delete(
     '/api-keys/:id',
-    { config: { access: write }, schema: { tags, summary: 'Delete an API key; it stops working at once', params: IdParams, response: responses(DeletedBody) } },
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Delete an API key; it stops working at once',
+        params: IdParams,
+        response: responses(DeletedBody),
+      },
+    },
     async (req) => apiKeys.delete(req.auth, req.params.id),
   );
 }

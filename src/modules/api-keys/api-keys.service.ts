@@ -107,7 +107,12 @@ export function createApiKeysService(deps: { repo: ApiKeysRepo; clock: Clock; bu
     async delete(auth: Auth, id: string) {
       await repo.transaction(async (tx) => {
         if (!(await tx.delete(auth.accountId, id))) throw notFound('API key');
-        await tx.emit({ type: 'api_key.deleted', accountId: auth.accountId, subject: { type: 'api_key', id }, actor: actorOf(auth) });
+        await tx.emit({
+          type: 'api_key.deleted',
+          accountId: auth.accountId,
+          subject: { type: 'api_key', id },
+          actor: actorOf(auth),
+        });
       });
       lastTouched.delete(id);
       await bus.publish(API_KEY_REVOKED, id);

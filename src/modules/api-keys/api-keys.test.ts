@@ -13,14 +13,23 @@ after(() => t.close());
 
 test('a created key is va_ + base62, shown once, and authenticates', async () => {
   const owner = await signUp(t.app);
-  const created = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie: owner.cookie }, payload: { name: 'CRM sync' } });
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: { cookie: owner.cookie },
+    payload: { name: 'CRM sync' },
+  });
   assert.equal(created.statusCode, 200);
   const body = created.json();
   assert.match(body.key, /^va_[0-9A-Za-z]{36}$/);
   assert.equal(body.displayPrefix, body.key.slice(0, 9));
   assert.equal(body.lastUsedAt, null);
 
-  const me = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { authorization: `Bearer ${body.key}` } });
+  const me = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/auth/me',
+    headers: { authorization: `Bearer ${body.key}` },
+  });
   assert.equal(me.statusCode, 200);
   assert.equal(me.json().account.id, owner.accountId);
   assert.equal(me.json().scheme, 'api_key');
@@ -35,7 +44,11 @@ test('a created key is va_ + base62, shown once, and authenticates', async () =>
 
 test('the database stores only a hash of the key', async () => {
   const owner = await signUp(t.app);
-  const rows = await t.infra.database.db.selectFrom('api_keys').selectAll().where('account_id', '=', owner.accountId).execute();
+  const rows = await t.infra.database.db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('account_id', '=', owner.accountId)
+    .execute();
   assert.equal(rows.length, 1);
   assert.notEqual(rows[0]!.key_hash, owner.apiKey);
   assert.ok(!rows[0]!.key_hash.includes(owner.apiKey.slice(3)));
@@ -43,7 +56,12 @@ test('the database stores only a hash of the key', async () => {
 
 test('a deleted key is refused on the very next request', async () => {
   const owner = await signUp(t.app);
-  const second = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: owner.headers, payload: { name: 'temp' } });
+  const second = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: owner.headers,
+    payload: { name: 'temp' },
+  });
   const { id, key } = second.json();
   const headers = { authorization: `Bearer ${key}` };
   assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers })).statusCode, 200);
@@ -70,12 +88,22 @@ test('malformed, mistyped and unknown keys are 401', async () => {
 test("another account's key id answers 404 and is not deleted", async () => {
   const alice = await signUp(t.app);
   const bob = await signUp(t.app);
-  const response = await t.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${alice.apiKeyId}`, headers: bob.headers });
+  const response = await t.app.inject({
+    method: 'DELETE',
+    url: `/api/v1/api-keys/${alice.apiKeyId}`,
+    headers: bob.headers,
+  });
   assert.equal(response.statusCode, 404);
   assert.equal(errorBody(response).error, 'not_found');
-  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: alice.headers })).statusCode, 200);
+  assert.equal(
+    (await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: alice.headers })).statusCode,
+    200,
+  );
   const bobList = await t.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bob.headers });
-  assert.deepEqual(bobList.json().apiKeys.map((k: { id: string }) => k.id), [bob.apiKeyId]);
+  assert.deepEqual(
+    bobList.json().apiKeys.map((k: { id: string }) => k.id),
+    [bob.apiKeyId],
+  );
 });
 
 test('bad input is a validation error and writes nothing', async () => {
@@ -89,7 +117,9 @@ test('bad input is a validation error and writes nothing', async () => {
   assert.equal(list.json().apiKeys.length, 1);
 });
 
-test('a key deleted on one instance is refused at once by another that had just used it', { skip: !process.env.DATABASE_URL && 'two instances need PostgreSQL' }, async () => {
+test('a key deleted on one instance is refused at once by another that had just used it', {
+  skip: !process.env.DATABASE_URL && 'two instances need PostgreSQL',
+}, async () => {
   const prefix = `parley-test:bus:${Date.now()}:`;
   const first = await buildTestApp({ redisKeyPrefix: prefix });
   const second = await buildTestApp({ redisKeyPrefix: prefix, database: first.database });
@@ -98,7 +128,11 @@ test('a key deleted on one instance is refused at once by another that had just 
     const get = (app: TestApp['app']) => call({ app, headers: owner.headers }, 'GET', '/api-keys');
     assert.equal((await get(second.app)).statusCode, 200);
     assert.equal((await get(second.app)).statusCode, 200, 'served again, from the cache where there is one');
-    const deleted = await first.app.inject({ method: 'DELETE', url: `/api/v1/api-keys/${owner.apiKeyId}`, headers: { cookie: owner.cookie } });
+    const deleted = await first.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/api-keys/${owner.apiKeyId}`,
+      headers: { cookie: owner.cookie },
+    });
     assert.equal(deleted.statusCode, 200);
     // Redis pub/sub delivers asynchronously; allow it a moment, never more than a second.
     let status = 0;
@@ -123,7 +157,9 @@ async function clientIds(redis: Redis, name: string, subscribedOnly = false) {
     .map((client) => client.id!);
 }
 
-test('a key deleted while this instance was not listening is refused once it listens again', { skip: !process.env.REDIS_URL && 'needs REDIS_URL' }, async () => {
+test('a key deleted while this instance was not listening is refused once it listens again', {
+  skip: !process.env.REDIS_URL && 'needs REDIS_URL',
+}, async () => {
   const prefix = `parley-test:gap:${randomBytes(6).toString('hex')}:`;
   const first = await buildTestApp({ redisKeyPrefix: prefix });
   const admin = new Redis(process.env.REDIS_URL!);
@@ -157,11 +193,18 @@ test('a key deleted while this instance was not listening is refused once it lis
     assert.equal(errorBody(refused).error, 'unauthorized');
 
     // Listening again: keys are cached again, and a deletion published now is heard.
-    for (let i = 0; i < 100 && !first.infra.bus.reachesAllInstances; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 100 && !first.infra.bus.reachesAllInstances; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(first.infra.bus.reachesAllInstances, true);
-    const created = await first.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie: owner.cookie }, payload: { name: 'after' } });
+    const created = await first.app.inject({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: { cookie: owner.cookie },
+      payload: { name: 'after' },
+    });
     const { id, key } = created.json();
-    const getWith = () => first.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: { authorization: `Bearer ${key}` } });
+    const getWith = () =>
+      first.app.inject({ method: 'GET', url: '/api/v1/api-keys', headers: { authorization: `Bearer ${key}` } });
     assert.equal((await getWith()).statusCode, 200);
     assert.equal((await getWith()).statusCode, 200);
     assert.ok(await apiKeyQueries(first.infra.database.db).delete(owner.accountId, id));

@@ -14,7 +14,8 @@ export function auditRoutes(app: App, { audit }: { audit: AuditService }) {
       schema: {
         tags,
         summary: "The account's audit log, newest first",
-        description: 'Every change to agents, API keys, contacts, contact lists and the do-not-call list, with who made it.',
+        description:
+          'Every change to agents, API keys, contacts, contact lists and the do-not-call list, with who made it.',
         querystring: ListAuditEventsQuery,
         response: responses(AuditEventList),
       },

@@ -19,10 +19,18 @@ export interface SessionAuthRow {
  */
 export function authQueries(db: Executor) {
   return {
-    async insertAccountWithOwner(
-      input: { accountId: string; accountName: string; userId: string; email: string; name: string | null; passwordHash: string },
-    ) {
-      await db.insertInto('accounts').values({ id: input.accountId, name: input.accountName, rate_limit_per_minute: null }).execute();
+    async insertAccountWithOwner(input: {
+      accountId: string;
+      accountName: string;
+      userId: string;
+      email: string;
+      name: string | null;
+      passwordHash: string;
+    }) {
+      await db
+        .insertInto('accounts')
+        .values({ id: input.accountId, name: input.accountName, rate_limit_per_minute: null })
+        .execute();
       await db
         .insertInto('users')
         .values({ id: input.userId, email: input.email, name: input.name, password_hash: input.passwordHash })
@@ -46,7 +54,11 @@ export function authQueries(db: Executor) {
     },
 
     async defaultCountry(accountId: string): Promise<string> {
-      const row = await db.selectFrom('accounts').select('default_country').where('id', '=', accountId).executeTakeFirst();
+      const row = await db
+        .selectFrom('accounts')
+        .select('default_country')
+        .where('id', '=', accountId)
+        .executeTakeFirst();
       return row?.default_country.trim() ?? 'US';
     },
 
@@ -95,7 +107,9 @@ export function authQueries(db: Executor) {
       return db
         .selectFrom('sessions')
         .innerJoin('memberships', (join) =>
-          join.onRef('memberships.user_id', '=', 'sessions.user_id').onRef('memberships.account_id', '=', 'sessions.account_id'),
+          join
+            .onRef('memberships.user_id', '=', 'sessions.user_id')
+            .onRef('memberships.account_id', '=', 'sessions.account_id'),
         )
         .innerJoin('users', 'users.id', 'sessions.user_id')
         .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
@@ -163,7 +177,10 @@ export function authQueries(db: Executor) {
     },
 
     /** Sets the platform-admin flag of the user with this email; answers the user's previous flag, or undefined for no such user. */
-    async setPlatformAdmin(email: string, isPlatformAdmin: boolean): Promise<{ email: string; wasPlatformAdmin: boolean } | undefined> {
+    async setPlatformAdmin(
+      email: string,
+      isPlatformAdmin: boolean,
+    ): Promise<{ email: string; wasPlatformAdmin: boolean } | undefined> {
       const user = await db
         .selectFrom('users')
         .select(['id', 'email', 'is_platform_admin'])

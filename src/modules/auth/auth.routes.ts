@@ -46,18 +46,37 @@ function signedIn(request: FastifyRequest, reply: FastifyReply, started: Started
   return { userId: started.userId, accountId: started.accountId, expiresAt: started.session.expiresAt.toISOString() };
 }
 
-export function authRoutes(app: App, { auth, config }: { auth: AuthService; config: { publicBaseUrl: string | null } }) {
+export function authRoutes(
+  app: App,
+  { auth, config }: { auth: AuthService; config: { publicBaseUrl: string | null } },
+) {
   const { publicBaseUrl } = config;
 
   app.post(
     '/auth/register',
-    { config: { access: allow.public }, schema: { tags, summary: 'Create a user and an account, and sign in', body: RegisterBody, response: responses(SessionStartedBody) } },
+    {
+      config: { access: allow.public },
+      schema: {
+        tags,
+        summary: 'Create a user and an account, and sign in',
+        body: RegisterBody,
+        response: responses(SessionStartedBody),
+      },
+    },
     async (req, reply) => signedIn(req, reply, await auth.register(req.body, clientInfo(req)), publicBaseUrl),
   );
 
   app.post(
     '/auth/login',
-    { config: { access: allow.public }, schema: { tags, summary: 'Sign in; sets the vsid session cookie', body: LoginBody, response: responses(SessionStartedBody) } },
+    {
+      config: { access: allow.public },
+      schema: {
+        tags,
+        summary: 'Sign in; sets the vsid session cookie',
+        body: LoginBody,
+        response: responses(SessionStartedBody),
+      },
+    },
     async (req, reply) => signedIn(req, reply, await auth.login(req.body, clientInfo(req)), publicBaseUrl),
   );
 
@@ -73,31 +92,65 @@ export function authRoutes(app: App, { auth, config }: { auth: AuthService; conf
 
   app.get(
     '/auth/me',
-    { config: { access: self }, schema: { tags, summary: 'The caller: user, current account and role, and every account of the user', response: responses(MeBody) } },
+    {
+      config: { access: self },
+      schema: {
+        tags,
+        summary: 'The caller: user, current account and role, and every account of the user',
+        response: responses(MeBody),
+      },
+    },
     async (req) => auth.me(req.auth),
   );
 
   app.post(
     '/auth/switch-account',
-    { config: { access: self }, schema: { tags, summary: 'Move the current session to another account of the user', body: SwitchAccountBody, response: responses(SwitchedAccountBody) } },
+    {
+      config: { access: self },
+      schema: {
+        tags,
+        summary: 'Move the current session to another account of the user',
+        body: SwitchAccountBody,
+        response: responses(SwitchedAccountBody),
+      },
+    },
     async (req) => auth.switchAccount(req.auth, req.body.accountId),
   );
 
   app.post(
     '/auth/password/change',
-    { config: { access: self }, schema: { tags, summary: 'Change the password; signs out every other session', body: ChangePasswordBody, response: responses(PasswordChangedBody) } },
+    {
+      config: { access: self },
+      schema: {
+        tags,
+        summary: 'Change the password; signs out every other session',
+        body: ChangePasswordBody,
+        response: responses(PasswordChangedBody),
+      },
+    },
     async (req) => auth.changePassword(req.auth, req.body),
   );
 
   app.get(
     '/auth/sessions/recent',
-    { config: { access: self }, schema: { tags, summary: "The user's recent sessions, newest first", querystring: RecentSessionsQuery, response: responses(SessionList) } },
+    {
+      config: { access: self },
+      schema: {
+        tags,
+        summary: "The user's recent sessions, newest first",
+        querystring: RecentSessionsQuery,
+        response: responses(SessionList),
+      },
+    },
     async (req) => auth.recentSessions(req.auth, req.query.limit),
   );
 
   app.post(
     '/auth/sessions/revoke-all',
-    { config: { access: self }, schema: { tags, summary: 'Sign out every other session of the user', response: responses(RevokedBody) } },
+    {
+      config: { access: self },
+      schema: { tags, summary: 'Sign out every other session of the user', response: responses(RevokedBody) },
+    },
     async (req) => auth.revokeAllSessions(req.auth),
   );
 }

@@ -26,21 +26,27 @@ export type LoginInput = Static<typeof LoginBody>;
 
 export const AccountSummary = Type.Object({ id: Uuid, name: Type.String(), role: Role }, { title: 'AccountSummary' });
 
-export const MeBody = Type.Object({
-  user: Nullable(
-    Type.Object({ id: Uuid, email: Type.String(), name: Nullable(Type.String()), isPlatformAdmin: Type.Boolean() }),
-  ),
-  account: AccountSummary,
-  accounts: Type.Array(AccountSummary, { description: 'Every account the signed-in user belongs to.' }),
-  scheme: Type.Union([Type.Literal('api_key'), Type.Literal('session')]),
-  apiKeyId: Nullable(Uuid),
-}, { title: 'Me' });
+export const MeBody = Type.Object(
+  {
+    user: Nullable(
+      Type.Object({ id: Uuid, email: Type.String(), name: Nullable(Type.String()), isPlatformAdmin: Type.Boolean() }),
+    ),
+    account: AccountSummary,
+    accounts: Type.Array(AccountSummary, { description: 'Every account the signed-in user belongs to.' }),
+    scheme: Type.Union([Type.Literal('api_key'), Type.Literal('session')]),
+    apiKeyId: Nullable(Uuid),
+  },
+  { title: 'Me' },
+);
 
-export const SessionStartedBody = Type.Object({
-  userId: Uuid,
-  accountId: Uuid,
-  expiresAt: Type.String({ format: 'date-time' }),
-}, { title: 'SessionStarted' });
+export const SessionStartedBody = Type.Object(
+  {
+    userId: Uuid,
+    accountId: Uuid,
+    expiresAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'SessionStarted' },
+);
 
 export const SwitchAccountBody = Type.Object({ accountId: Uuid }, { additionalProperties: false });
 export const SwitchedAccountBody = Type.Object({ accountId: Uuid, role: Role }, { title: 'AccountSwitched' });
@@ -49,28 +55,37 @@ export const ChangePasswordBody = Type.Object(
   { currentPassword: Type.String({ minLength: 1, maxLength: 256 }), newPassword: Password },
   { additionalProperties: false },
 );
-export const PasswordChangedBody = Type.Object({
-  ok: Type.Literal(true),
-  revokedSessions: Type.Integer({ description: 'Other sessions signed out by the change.' }),
-}, { title: 'PasswordChanged' });
+export const PasswordChangedBody = Type.Object(
+  {
+    ok: Type.Literal(true),
+    revokedSessions: Type.Integer({ description: 'Other sessions signed out by the change.' }),
+  },
+  { title: 'PasswordChanged' },
+);
 
 export const RecentSessionsQuery = Type.Object(
   { limit: Int({ minimum: 1, maximum: 100, default: 20 }) },
   { additionalProperties: false },
 );
-export const SessionList = Type.Object({
-  sessions: Type.Array(
-    Type.Object({
-      id: Uuid,
-      ip: Nullable(Type.String()),
-      userAgent: Nullable(Type.String()),
-      createdAt: Type.String({ format: 'date-time' }),
-      lastSeenAt: Type.String({ format: 'date-time' }),
-      expiresAt: Type.String({ format: 'date-time' }),
-      revokedAt: Nullable(Type.String({ format: 'date-time' })),
-      active: Type.Boolean(),
-      current: Type.Boolean({ description: 'This is the session making the request.' }),
-    }),
-  ),
-}, { title: 'SessionPage' });
-export const RevokedBody = Type.Object({ revoked: Type.Integer({ description: 'Sessions signed out.' }) }, { title: 'SessionsRevoked' });
+export const SessionList = Type.Object(
+  {
+    sessions: Type.Array(
+      Type.Object({
+        id: Uuid,
+        ip: Nullable(Type.String()),
+        userAgent: Nullable(Type.String()),
+        createdAt: Type.String({ format: 'date-time' }),
+        lastSeenAt: Type.String({ format: 'date-time' }),
+        expiresAt: Type.String({ format: 'date-time' }),
+        revokedAt: Nullable(Type.String({ format: 'date-time' })),
+        active: Type.Boolean(),
+        current: Type.Boolean({ description: 'This is the session making the request.' }),
+      }),
+    ),
+  },
+  { title: 'SessionPage' },
+);
+export const RevokedBody = Type.Object(
+  { revoked: Type.Integer({ description: 'Sessions signed out.' }) },
+  { title: 'SessionsRevoked' },
+);

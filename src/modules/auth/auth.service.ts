@@ -14,7 +14,6 @@ export interface ClientInfo {
   userAgent: string | null;
 }
 
-
 // Failed logins are counted per email and per client IP over this window.
 const LOGIN_WINDOW_MS = 15 * 60_000;
 // One IP may fail for several users (an office behind NAT), so it gets a larger budget than one email.
@@ -50,7 +49,12 @@ export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: 
     if (over.length === 0) return;
     await Promise.all(budgets.map((budget) => counters.unhit(budget.key)));
     const retryAfterSec = Math.max(1, Math.ceil(Math.max(...over.map((hit) => hit.resetMs)) / 1000));
-    throw new AppError('rate_limited', `${refusal}; wait ${retryAfterSec}s`, { retryAfterSec }, { 'Retry-After': String(retryAfterSec) });
+    throw new AppError(
+      'rate_limited',
+      `${refusal}; wait ${retryAfterSec}s`,
+      { retryAfterSec },
+      { 'Retry-After': String(retryAfterSec) },
+    );
   }
 
   async function startSession(userId: string, accountId: string, client: ClientInfo) {
@@ -62,7 +66,12 @@ export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: 
   }
 
   /** A user, a new account, and the user as its owner; an email already taken is a 409. */
-  async function createUserWithAccount(input: { email: string; password: string; name?: string; accountName?: string }) {
+  async function createUserWithAccount(input: {
+    email: string;
+    password: string;
+    name?: string;
+    accountName?: string;
+  }) {
     const email = input.email.trim();
     if (await repo.findUserByEmail(email)) {
       throw new AppError('conflict', 'An account with this email already exists; sign in instead');
@@ -229,7 +238,9 @@ export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: 
       const user = auth.userId ? await repo.findUserById(auth.userId) : undefined;
       const account = await repo.findAccount(auth.accountId);
       return {
-        user: user ? { id: user.id, email: user.email, name: user.name, isPlatformAdmin: user.is_platform_admin } : null,
+        user: user
+          ? { id: user.id, email: user.email, name: user.name, isPlatformAdmin: user.is_platform_admin }
+          : null,
         account: { id: auth.accountId, name: account?.name ?? '', role: auth.role },
         accounts: memberships.map((m) => ({ id: m.account_id, name: m.account_name, role: m.role })),
         scheme: auth.scheme,

@@ -8,7 +8,13 @@ before(async () => (t = await buildTestApp({ env: { LOGIN_MAX_FAILURES: '3' } })
 after(() => t.close());
 
 const login = (email: string, password: string, headers: Record<string, string> = {}, remoteAddress?: string) =>
-  t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, headers, ...(remoteAddress ? { remoteAddress } : {}) });
+  t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/login',
+    payload: { email, password },
+    headers,
+    ...(remoteAddress ? { remoteAddress } : {}),
+  });
 
 const sessionCookie = (response: Awaited<ReturnType<typeof login>>) =>
   `vsid=${response.cookies.find((c) => c.name === 'vsid')!.value}`;
@@ -20,7 +26,11 @@ test('register creates a user, an account with the user as owner, and a session'
     payload: { email: 'Owner@Example.com', password: 'long enough pw', name: 'Olga', accountName: 'Acme Sales' },
   });
   assert.equal(response.statusCode, 200);
-  const me = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: sessionCookie(response) } });
+  const me = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/auth/me',
+    headers: { cookie: sessionCookie(response) },
+  });
   assert.equal(me.statusCode, 200);
   const body = me.json();
   assert.equal(body.user.email, 'Owner@Example.com');
@@ -29,21 +39,36 @@ test('register creates a user, an account with the user as owner, and a session'
   assert.equal(body.scheme, 'session');
   assert.deepEqual(body.accounts, [{ id: body.account.id, name: 'Acme Sales', role: 'owner' }]);
 
-  const again = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'owner@example.com', password: 'another pw1' } });
+  const again = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email: 'owner@example.com', password: 'another pw1' },
+  });
   assert.equal(again.statusCode, 409);
   assert.equal(errorBody(again).error, 'conflict');
 });
 
 test('register rejects bad input and writes nothing', async () => {
-  const before = await t.infra.database.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  for (const payload of [{ email: 'not-an-email', password: 'long enough' }, { email: 'a@b.co', password: 'short' }, { email: 'a@b.co' }, { email: 'a@b.co', password: 12345678 }]) {
+  const before = await t.infra.database.db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  for (const payload of [
+    { email: 'not-an-email', password: 'long enough' },
+    { email: 'a@b.co', password: 'short' },
+    { email: 'a@b.co' },
+    { email: 'a@b.co', password: 12345678 },
+  ]) {
     const response = await t.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload });
     assert.equal(response.statusCode, 400, JSON.stringify(payload));
     const body = errorBody(response);
     assert.equal(body.error, 'validation_failed');
     assert.ok(Array.isArray(body.details.fields) && body.details.fields.length > 0);
   }
-  const after = await t.infra.database.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const after = await t.infra.database.db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   assert.equal(after.n, before.n);
 });
 
@@ -57,14 +82,22 @@ test('the vsid cookie is opaque, HttpOnly, SameSite=Lax, scoped to /api, and sto
   assert.equal(cookie.sameSite, 'Lax');
   assert.equal(cookie.path, '/api');
   assert.equal(cookie.secure, undefined, 'not Secure over plain http');
-  const stored = await t.infra.database.db.selectFrom('sessions').select('token_hash').where('user_id', '=', user.userId).execute();
+  const stored = await t.infra.database.db
+    .selectFrom('sessions')
+    .select('token_hash')
+    .where('user_id', '=', user.userId)
+    .execute();
   assert.ok(stored.every((s) => s.token_hash !== cookie.value && s.token_hash.length === 64));
 });
 
 test('the cookie is Secure behind https', async () => {
   const secure = await buildTestApp({ env: { PUBLIC_BASE_URL: 'https://parley.example.com' } });
   try {
-    const response = await secure.app.inject({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 's@example.com', password: 'long enough pw' } });
+    const response = await secure.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/register',
+      payload: { email: 's@example.com', password: 'long enough pw' },
+    });
     assert.equal(response.cookies.find((c) => c.name === 'vsid')!.secure, true);
   } finally {
     await secure.close();
@@ -126,7 +159,12 @@ test('a successful login gives its attempt back to the address budget', async ()
 test('failed current-password checks on password change are throttled like logins', async () => {
   const user = await signUp(t.app);
   const change = (currentPassword: string) =>
-    t.app.inject({ method: 'POST', url: '/api/v1/auth/password/change', headers: { cookie: user.cookie }, payload: { currentPassword, newPassword: 'brand new password' } });
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/password/change',
+      headers: { cookie: user.cookie },
+      payload: { currentPassword, newPassword: 'brand new password' },
+    });
   for (let i = 0; i < 3; i++) assert.equal((await change(`wrong password ${i}`)).statusCode, 403, `wrong ${i + 1}`);
   const statuses = [];
   for (let i = 0; i < 12; i++) statuses.push((await change(`wrong password ${i}`)).statusCode);
@@ -144,7 +182,10 @@ test('failed current-password checks on password change are throttled like login
 test('logout ends the session at once', async () => {
   const user = await signUp(t.app);
   const cookie = sessionCookie(await login(user.email, user.password));
-  assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie } })).statusCode, 200);
+  assert.equal(
+    (await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie } })).statusCode,
+    200,
+  );
   const after = await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie } });
   assert.equal(after.statusCode, 401);
   assert.equal(errorBody(after).error, 'unauthorized');
@@ -155,33 +196,68 @@ test('logout ends the session at once', async () => {
 test('password change needs the current password and signs out other sessions', async () => {
   const user = await signUp(t.app);
   const other = sessionCookie(await login(user.email, user.password));
-  const wrong = await t.app.inject({ method: 'POST', url: '/api/v1/auth/password/change', headers: { cookie: user.cookie }, payload: { currentPassword: 'nope nope', newPassword: 'brand new password' } });
+  const wrong = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/password/change',
+    headers: { cookie: user.cookie },
+    payload: { currentPassword: 'nope nope', newPassword: 'brand new password' },
+  });
   assert.equal(wrong.statusCode, 403);
-  const changed = await t.app.inject({ method: 'POST', url: '/api/v1/auth/password/change', headers: { cookie: user.cookie }, payload: { currentPassword: user.password, newPassword: 'brand new password' } });
+  const changed = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/password/change',
+    headers: { cookie: user.cookie },
+    payload: { currentPassword: user.password, newPassword: 'brand new password' },
+  });
   assert.equal(changed.statusCode, 200);
   assert.equal(changed.json().revokedSessions, 1);
-  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } })).statusCode, 200);
-  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: other } })).statusCode, 401);
+  assert.equal(
+    (await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } })).statusCode,
+    200,
+  );
+  assert.equal(
+    (await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: other } })).statusCode,
+    401,
+  );
   assert.equal((await login(user.email, user.password)).statusCode, 401);
   assert.equal((await login(user.email, 'brand new password')).statusCode, 200);
   const user2 = await signUp(t.app);
-  const asKey = await t.app.inject({ method: 'POST', url: '/api/v1/auth/password/change', headers: user2.headers, payload: { currentPassword: user2.password, newPassword: 'brand new password' } });
+  const asKey = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/password/change',
+    headers: user2.headers,
+    payload: { currentPassword: user2.password, newPassword: 'brand new password' },
+  });
   assert.equal(asKey.statusCode, 403, 'an API key cannot change a password');
 });
 
 test('sessions/recent lists the user sessions and revoke-all signs out the others', async () => {
   const user = await signUp(t.app);
   const second = sessionCookie(await login(user.email, user.password, { 'user-agent': 'phone-browser' }));
-  const recent = await t.app.inject({ method: 'GET', url: '/api/v1/auth/sessions/recent', headers: { cookie: user.cookie } });
+  const recent = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/auth/sessions/recent',
+    headers: { cookie: user.cookie },
+  });
   assert.equal(recent.statusCode, 200);
   const sessions = recent.json().sessions;
   assert.equal(sessions.length, 2);
   assert.equal(sessions.filter((s: { current: boolean }) => s.current).length, 1);
   assert.equal(sessions[0].userAgent, 'phone-browser');
-  const revoked = await t.app.inject({ method: 'POST', url: '/api/v1/auth/sessions/revoke-all', headers: { cookie: user.cookie } });
+  const revoked = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/sessions/revoke-all',
+    headers: { cookie: user.cookie },
+  });
   assert.deepEqual(revoked.json(), { revoked: 1 });
-  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: second } })).statusCode, 401);
-  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } })).statusCode, 200);
+  assert.equal(
+    (await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: second } })).statusCode,
+    401,
+  );
+  assert.equal(
+    (await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } })).statusCode,
+    200,
+  );
 });
 
 test('switch-account moves the session to another account of the user; a foreign account is 404', async () => {
@@ -189,10 +265,21 @@ test('switch-account moves the session to another account of the user; a foreign
   const stranger = await signUp(t.app);
   // Team invitations come in a later issue; join a second account directly.
   const secondAccountId = newId();
-  await t.infra.database.db.insertInto('accounts').values({ id: secondAccountId, name: 'Second', rate_limit_per_minute: null }).execute();
-  await t.infra.database.db.insertInto('memberships').values({ account_id: secondAccountId, user_id: user.userId, role: 'member' }).execute();
+  await t.infra.database.db
+    .insertInto('accounts')
+    .values({ id: secondAccountId, name: 'Second', rate_limit_per_minute: null })
+    .execute();
+  await t.infra.database.db
+    .insertInto('memberships')
+    .values({ account_id: secondAccountId, user_id: user.userId, role: 'member' })
+    .execute();
 
-  const switched = await t.app.inject({ method: 'POST', url: '/api/v1/auth/switch-account', headers: { cookie: user.cookie }, payload: { accountId: secondAccountId } });
+  const switched = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/switch-account',
+    headers: { cookie: user.cookie },
+    payload: { accountId: secondAccountId },
+  });
   assert.equal(switched.statusCode, 200);
   assert.deepEqual(switched.json(), { accountId: secondAccountId, role: 'member' });
   const me = (await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } })).json();
@@ -200,14 +287,26 @@ test('switch-account moves the session to another account of the user; a foreign
   assert.equal(me.account.role, 'member');
   assert.equal(me.accounts.length, 2);
 
-  const foreign = await t.app.inject({ method: 'POST', url: '/api/v1/auth/switch-account', headers: { cookie: user.cookie }, payload: { accountId: stranger.accountId } });
+  const foreign = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/switch-account',
+    headers: { cookie: user.cookie },
+    payload: { accountId: stranger.accountId },
+  });
   assert.equal(foreign.statusCode, 404);
   assert.equal(errorBody(foreign).error, 'not_found');
-  const still = (await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } })).json();
+  const still = (
+    await t.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: user.cookie } })
+  ).json();
   assert.equal(still.account.id, secondAccountId);
 
   // A member cannot create API keys; switching back to the owned account restores the role.
-  const keyAsMember = await t.app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: { cookie: user.cookie }, payload: { name: 'x' } });
+  const keyAsMember = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/api-keys',
+    headers: { cookie: user.cookie },
+    payload: { name: 'x' },
+  });
   assert.equal(keyAsMember.statusCode, 403);
   assert.equal(errorBody(keyAsMember).error, 'forbidden');
 });
@@ -215,7 +314,11 @@ test('switch-account moves the session to another account of the user; a foreign
 test('the purge removes dead sessions only', async () => {
   const user = await signUp(t.app);
   const db = t.infra.database.db;
-  await db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 3 * 86_400_000) }).where('user_id', '=', user.userId).execute();
+  await db
+    .updateTable('sessions')
+    .set({ expires_at: new Date(Date.now() - 3 * 86_400_000) })
+    .where('user_id', '=', user.userId)
+    .execute();
   const purged = await t.services.auth.purgeDeadSessions();
   assert.ok(purged >= 1);
   const left = await db.selectFrom('sessions').select('id').where('user_id', '=', user.userId).execute();

@@ -40,7 +40,8 @@ export function createCallAssets(deps: { repo: CallsRepo; objects: ObjectStorage
     return secret;
   }
 
-  const signed = (key: string, callId: string, asset: CallAsset, expires: number) => hmacSha256Hex(key, `${callId}\n${asset}\n${expires}`);
+  const signed = (key: string, callId: string, asset: CallAsset, expires: number) =>
+    hmacSha256Hex(key, `${callId}\n${asset}\n${expires}`);
   const refused = (message: string) => new AppError('forbidden', message);
 
   return {
@@ -60,7 +61,10 @@ export function createCallAssets(deps: { repo: CallsRepo; objects: ObjectStorage
         throw refused(`This URL needs a signature: get one from GET /v1/calls/${callId}/asset-url?asset=${asset}`);
       }
       const expires = /^\d{1,12}$/.test(query.expires) ? Number(query.expires) : NaN;
-      if (!Number.isFinite(expires) || !safeEqual(query.signature.toLowerCase(), signed(await signingSecret(), callId, asset, expires))) {
+      if (
+        !Number.isFinite(expires) ||
+        !safeEqual(query.signature.toLowerCase(), signed(await signingSecret(), callId, asset, expires))
+      ) {
         throw refused('The signature of this URL is not valid for this call');
       }
       if (expires * 1000 <= clock.now().getTime()) throw refused('This signed URL has expired; ask for a new one');
@@ -80,12 +84,20 @@ export function createCallAssets(deps: { repo: CallsRepo; objects: ObjectStorage
         }
         return await objects.get(key, range ? { range } : {});
       } catch (error) {
-        if (error instanceof ProviderError && error.code === 'not_found') throw new AppError('not_found', 'The recording of this call is no longer stored');
+        if (error instanceof ProviderError && error.code === 'not_found')
+          throw new AppError('not_found', 'The recording of this call is no longer stored');
         if (error instanceof ProviderError && error.code === 'range_not_satisfiable') {
-          const { size } = await objects.get(key, { range: { start: 0, end: 0 } }).then((head) => (head.stream.destroy(), head));
-          throw new AppError('range_not_satisfiable', `The range starts past the end of the ${size}-byte recording`, { size }, {
-            'content-range': `bytes */${size}`,
-          });
+          const { size } = await objects
+            .get(key, { range: { start: 0, end: 0 } })
+            .then((head) => (head.stream.destroy(), head));
+          throw new AppError(
+            'range_not_satisfiable',
+            `The range starts past the end of the ${size}-byte recording`,
+            { size },
+            {
+              'content-range': `bytes */${size}`,
+            },
+          );
         }
         throw error;
       }

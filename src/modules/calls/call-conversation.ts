@@ -100,7 +100,11 @@ export async function converse(input: ConversationInput): Promise<ConversationRe
     await wait(TURN_PAUSE_MS);
     const startMs = elapsed();
     if (utterance.audio) {
-      (speaker === 'agent' ? clips.agent : clips.callee).push({ pcm: utterance.audio.pcm, sampleRate: utterance.audio.sampleRate, atMs: startMs });
+      (speaker === 'agent' ? clips.agent : clips.callee).push({
+        pcm: utterance.audio.pcm,
+        sampleRate: utterance.audio.sampleRate,
+        atMs: startMs,
+      });
     }
     let ended: unknown = null;
     await wait(utterance.durationMs).catch((error: unknown) => (ended = error));
@@ -125,7 +129,9 @@ export async function converse(input: ConversationInput): Promise<ConversationRe
   const script: AgentScript = {
     ...agent.parts,
     voicemailMessage: agent.voicemail.action === 'leave_message' ? agent.voicemail.message : '',
-    whenToTransfer: agent.transfer.number ? agent.transfer.whenToTransfer || 'when they ask to speak to a person' : null,
+    whenToTransfer: agent.transfer.number
+      ? agent.transfer.whenToTransfer || 'when they ask to speak to a person'
+      : null,
   };
   const tools = [END_CALL_TOOL, ...(agent.transfer.number ? [transferCallTool(agent.transfer.whenToTransfer)] : [])];
   // The system prompt is the LLM's to add (the proxy's path: the prompt parts, then the knowledge retrieved each turn).
@@ -180,7 +186,8 @@ export async function converse(input: ConversationInput): Promise<ConversationRe
           const disposition = parseArguments(endCall).disposition;
           return { endReason: 'agent_hangup', disposition: typeof disposition === 'string' ? disposition : null };
         }
-        if (toolCalls.some((call) => call.name === 'transfer_call')) return { endReason: 'transferred', disposition: 'transferred' };
+        if (toolCalls.some((call) => call.name === 'transfer_call'))
+          return { endReason: 'transferred', disposition: 'transferred' };
       }
       const reply = await line.respond(agentText);
       if (reply === null) return { endReason: 'caller_hangup', disposition: null };

@@ -29,12 +29,21 @@ export function costRequests(input: CallCostInput): PriceRequest[] {
   const { usage } = input;
   if (input.durationSeconds > 0) {
     const country = input.farEndNumber ? countryOfNumber(input.farEndNumber) : undefined;
-    requests.push({ kind: 'telephony', direction: input.direction, ...(country ? { country } : {}), quantity: { seconds: input.durationSeconds } });
+    requests.push({
+      kind: 'telephony',
+      direction: input.direction,
+      ...(country ? { country } : {}),
+      quantity: { seconds: input.durationSeconds },
+    });
   }
   const inputTokens = usage.llmInputTokens ?? 0;
   const outputTokens = usage.llmOutputTokens ?? 0;
   if (inputTokens > 0 || outputTokens > 0) {
-    requests.push({ kind: 'llm', ...(input.llmModelId ? { modelId: input.llmModelId } : {}), quantity: { inputTokens, outputTokens } });
+    requests.push({
+      kind: 'llm',
+      ...(input.llmModelId ? { modelId: input.llmModelId } : {}),
+      quantity: { inputTokens, outputTokens },
+    });
   }
   if ((usage.ttsCharacters ?? 0) > 0) requests.push({ kind: 'tts', quantity: { characters: usage.ttsCharacters! } });
   const sttSeconds = Math.ceil((usage.sttMs ?? 0) / 1000);
@@ -51,7 +60,8 @@ export async function priceCall(pricing: PricingForCalls, tx: TxHandle, input: C
     try {
       priced = await pricing.price(request, tx);
     } catch (error) {
-      if (!(error instanceof AppError && error.code === 'not_found' && request.kind === 'llm' && request.modelId)) throw error;
+      if (!(error instanceof AppError && error.code === 'not_found' && request.kind === 'llm' && request.modelId))
+        throw error;
       priced = await pricing.price({ ...request, modelId: undefined }, tx);
     }
     for (const line of priced.lines) {

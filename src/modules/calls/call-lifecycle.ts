@@ -91,7 +91,14 @@ export function createCallLifecycle(deps: LifecycleDeps) {
   }
 
   /** Sets the call's disposition, with its event on the call's timeline and a domain event. */
-  async function applyDisposition(tx: CallsTx, accountId: string, call: CallRecord, code: string, source: 'engine' | 'user', actor: Actor | null) {
+  async function applyDisposition(
+    tx: CallsTx,
+    accountId: string,
+    call: CallRecord,
+    code: string,
+    source: 'engine' | 'user',
+    actor: Actor | null,
+  ) {
     if (call.disposition === code) return;
     const now = clock.now();
     await tx.updateCall(accountId, call.id, { disposition: code, updated_at: now });
@@ -115,15 +122,23 @@ export function createCallLifecycle(deps: LifecycleDeps) {
     if (!phone) return;
     const added = await dnc.addFromCall(tx, accountId, phone, { reason: DNC_REASON, callId: call.id });
     if (added) {
-      await tx.insertEvents(accountId, [{ callId: call.id, type: 'call.dnc_added', data: { callId: call.id, phone }, occurredAt: clock.now() }]);
+      await tx.insertEvents(accountId, [
+        { callId: call.id, type: 'call.dnc_added', data: { callId: call.id, phone }, occurredAt: clock.now() },
+      ]);
     }
   }
 
-  async function finishLocked(tx: CallsTx, accountId: string, call: CallRecord, report: CallReport): Promise<FinishResult> {
+  async function finishLocked(
+    tx: CallsTx,
+    accountId: string,
+    call: CallRecord,
+    report: CallReport,
+  ): Promise<FinishResult> {
     if (isFinal(call.status)) return { callId: call.id, status: call.status, duplicate: true };
     const now = clock.now();
     const answeredAt = call.answered_at ?? report.answeredAt ?? null;
-    const durationSeconds = answeredAt && report.durationMs != null ? Math.max(0, Math.round(report.durationMs / 1000)) : null;
+    const durationSeconds =
+      answeredAt && report.durationMs != null ? Math.max(0, Math.round(report.durationMs / 1000)) : null;
     const usage = report.usage ?? call.usage;
 
     if (report.transcript?.length) {
@@ -182,7 +197,8 @@ export function createCallLifecycle(deps: LifecycleDeps) {
     };
     await tx.insertEvents(accountId, [{ callId: call.id, type, data, occurredAt: now }]);
     await tx.emit({ type, accountId, subject: subject(call.id), data, actor: null });
-    if (report.status === 'completed' && final.agent_id) await agents.recordCompletedCall(tx, accountId, final.agent_id, report.endedAt);
+    if (report.status === 'completed' && final.agent_id)
+      await agents.recordCompletedCall(tx, accountId, final.agent_id, report.endedAt);
     await dispatchQueued(tx, accountId);
     return { callId: call.id, status: final.status, duplicate: false };
   }
@@ -195,7 +211,12 @@ export function createCallLifecycle(deps: LifecycleDeps) {
      * pinned to the agent's current version and moves to dialing (inbound: ringing). Null when it must keep waiting
      * (or is no longer queued); a call whose agent was paused or deleted meanwhile fails at once.
      */
-    async claim(accountId: string, callId: string, runnerId: string, provider: string): Promise<{ call: CallRecord; agent: CallAgent } | null> {
+    async claim(
+      accountId: string,
+      callId: string,
+      runnerId: string,
+      provider: string,
+    ): Promise<{ call: CallRecord; agent: CallAgent } | null> {
       return repo.transaction(async (tx) => {
         await tx.lockAccountQueue(accountId);
         const call = await tx.findForUpdate(accountId, callId);
@@ -208,16 +229,26 @@ export function createCallLifecycle(deps: LifecycleDeps) {
           return null;
         }
         const status = call.direction === 'outbound' ? 'dialing' : 'ringing';
-        const started = await tx.updateCall(accountId, callId, {
-          status,
-          started_at: now,
-          runner_id: runnerId,
-          provider,
-          agent_version: agent.version,
-          updated_at: now,
-        }, { beat: true });
+        const started = await tx.updateCall(
+          accountId,
+          callId,
+          {
+            status,
+            started_at: now,
+            runner_id: runnerId,
+            provider,
+            agent_version: agent.version,
+            updated_at: now,
+          },
+          { beat: true },
+        );
         await tx.insertEvents(accountId, [
-          { callId, type: `call.${status}`, data: { callId, status, agentVersion: agent.version, provider }, occurredAt: now },
+          {
+            callId,
+            type: `call.${status}`,
+            data: { callId, status, agentVersion: agent.version, provider },
+            occurredAt: now,
+          },
         ]);
         return { call: started, agent };
       });
@@ -229,23 +260,42 @@ export function createCallLifecycle(deps: LifecycleDeps) {
         if (!call || call.status !== 'dialing') return;
         const now = clock.now();
         await tx.updateCall(accountId, callId, { status: 'ringing', updated_at: now }, { beat: true });
-        await tx.insertEvents(accountId, [{ callId, type: 'call.ringing', data: { callId, status: 'ringing' }, occurredAt: now }]);
+        await tx.insertEvents(accountId, [
+          { callId, type: 'call.ringing', data: { callId, status: 'ringing' }, occurredAt: now },
+        ]);
       });
     },
 
-    async markConnected(accountId: string, callId: string, input: { answeredAt: Date; providerCallId: string; answeredBy: 'human' | 'machine' }) {
+    async markConnected(
+      accountId: string,
+      callId: string,
+      input: { answeredAt: Date; providerCallId: string; answeredBy: 'human' | 'machine' },
+    ) {
       await repo.transaction(async (tx) => {
         const call = await tx.findForUpdate(accountId, callId);
         if (!call || isFinal(call.status)) return;
-        await tx.updateCall(accountId, callId, {
+        await tx.updateCall(
+          accountId,
+          callId,
+          {
+            status: 'connected',
+            answered_at: input.answeredAt,
+            provider_call_id: input.providerCallId,
+            updated_at: input.answeredAt,
+          },
+          { beat: true },
+        );
+        const data = {
+          callId,
           status: 'connected',
-          answered_at: input.answeredAt,
-          provider_call_id: input.providerCallId,
-          updated_at: input.answeredAt,
-        }, { beat: true });
-        const data = { callId, status: 'connected', answeredBy: input.answeredBy, agentId: call.agent_id, contactId: call.contact_id, direction: call.direction };
+          answeredBy: input.answeredBy,
+          agentId: call.agent_id,
+          contactId: call.contact_id,
+          direction: call.direction,
+        };
         const events: NewCallEvent[] = [{ callId, type: 'call.connected', data, occurredAt: input.answeredAt }];
-        if (input.answeredBy === 'machine') events.push({ callId, type: 'call.voicemail', data: { callId }, occurredAt: input.answeredAt });
+        if (input.answeredBy === 'machine')
+          events.push({ callId, type: 'call.voicemail', data: { callId }, occurredAt: input.answeredAt });
         await tx.insertEvents(accountId, events);
         await tx.emit({ type: 'call.connected', accountId, subject: subject(callId), data, actor: null });
       });
@@ -262,7 +312,9 @@ export function createCallLifecycle(deps: LifecycleDeps) {
         await tx.insertTurns(accountId, [{ ...turn, callId, seq }]);
         await tx.updateCall(accountId, callId, { usage: JSON.stringify(usage) }, { beat: true });
         const now = clock.now();
-        await tx.insertEvents(accountId, [{ callId, type: 'call.turn', data: { callId, seq, ...turn }, occurredAt: now }]);
+        await tx.insertEvents(accountId, [
+          { callId, type: 'call.turn', data: { callId, seq, ...turn }, occurredAt: now },
+        ]);
         if (turn.speaker === 'caller' && asksNotToBeCalled(turn.text)) {
           await listFarEnd(tx, accountId, call);
           await setEngineDisposition(tx, accountId, call, 'do_not_call');
@@ -274,7 +326,11 @@ export function createCallLifecycle(deps: LifecycleDeps) {
      * Ends the call with `report` (see the module comment); a call that already ended is left unchanged. A function
      * decides on the locked row, and may answer null to leave the call as it is.
      */
-    finish(accountId: string, callId: string, report: CallReport | ((call: CallRecord) => CallReport | null)): Promise<FinishResult | null> {
+    finish(
+      accountId: string,
+      callId: string,
+      report: CallReport | ((call: CallRecord) => CallReport | null),
+    ): Promise<FinishResult | null> {
       return repo.transaction(async (tx) => {
         const call = await tx.findForUpdate(accountId, callId);
         if (!call) return null;

@@ -34,7 +34,10 @@ export function createCallLlm(deps: { repo: CallsRepo; clock: Clock; config: Cal
       secret = undefined;
       throw error;
     }));
-  const sign = async (payload: string) => createHmac('sha256', await signingSecret()).update(payload).digest('base64url');
+  const sign = async (payload: string) =>
+    createHmac('sha256', await signingSecret())
+      .update(payload)
+      .digest('base64url');
 
   return {
     /** A token for the proxy of the call's agent, valid while the call is under way. Undefined for an unknown call. */
@@ -42,8 +45,13 @@ export function createCallLlm(deps: { repo: CallsRepo; clock: Clock; config: Cal
       const call = await repo.findRow(accountId, callId);
       if (!call?.agent_id) return undefined;
       const expires = Math.floor(clock.now().getTime() / 1000) + config.maxDurationSeconds + TOKEN_GRACE_SECONDS;
-      const payload = Buffer.from(JSON.stringify({ a: accountId, g: call.agent_id, c: callId, e: expires })).toString('base64url');
-      return { token: `${CALL_TOKEN_PREFIX}${payload}.${await sign(payload)}`, expiresAt: new Date(expires * 1000).toISOString() };
+      const payload = Buffer.from(JSON.stringify({ a: accountId, g: call.agent_id, c: callId, e: expires })).toString(
+        'base64url',
+      );
+      return {
+        token: `${CALL_TOKEN_PREFIX}${payload}.${await sign(payload)}`,
+        expiresAt: new Date(expires * 1000).toISOString(),
+      };
     },
 
     /** What a per-call token grants, or null when it is forged, expired, or its call has ended. */
@@ -84,7 +92,9 @@ export function createCallLlm(deps: { repo: CallsRepo; clock: Clock; config: Cal
       await repo.transaction(async (tx) => {
         const now = clock.now();
         if (turn.chunkIds.length > 0) {
-          await tx.insertEvents(accountId, [{ callId, type: 'call.knowledge_retrieved', data: { callId, chunkIds: turn.chunkIds }, occurredAt: now }]);
+          await tx.insertEvents(accountId, [
+            { callId, type: 'call.knowledge_retrieved', data: { callId, chunkIds: turn.chunkIds }, occurredAt: now },
+          ]);
         }
         if (turn.usage && (turn.usage.inputTokens > 0 || turn.usage.outputTokens > 0)) {
           const items = await priceCall(pricing, tx, {

@@ -21,8 +21,24 @@ import type { TtsProvider } from '../../providers/tts/index.js';
 import type { VoiceProvider } from '../../providers/voice/index.js';
 import type { TxHandle, Outbox } from '../../db/repo.js';
 import type { CallsRepo, CallsTx } from './calls.repo.js';
-import type { AgentLlmForCalls, AgentsForCalls, CampaignVoicemailForCalls, ContactsForCalls, DispositionsForCalls, DncForCalls, NumbersForCalls, PricingForCalls } from './calls.ports.js';
-import type { AssetUrlQuery, DispositionBody, InboundCallBody, PlaceCallBody, PostCallBody, SignedAssetQuery } from './calls.schemas.js';
+import type {
+  AgentLlmForCalls,
+  AgentsForCalls,
+  CampaignVoicemailForCalls,
+  ContactsForCalls,
+  DispositionsForCalls,
+  DncForCalls,
+  NumbersForCalls,
+  PricingForCalls,
+} from './calls.ports.js';
+import type {
+  AssetUrlQuery,
+  DispositionBody,
+  InboundCallBody,
+  PlaceCallBody,
+  PostCallBody,
+  SignedAssetQuery,
+} from './calls.schemas.js';
 import { LIVE_CALL_STATUSES } from './calls.tables.js';
 import { createCallLifecycle, type CallRecord, type CallReport } from './call-lifecycle.js';
 import { createCallRunner } from './call-runner.js';
@@ -55,8 +71,17 @@ const CONTROL_TOPIC = 'calls.control';
 const isLive = (status: string) => (LIVE_CALL_STATUSES as readonly string[]).includes(status);
 
 /** Refuses a callback that does not carry a valid signature of its raw body (401, like a missing credential). */
-export function verifyProviderSignature(secret: string | null, header: string | undefined, rawBody: string, nowSeconds: number) {
-  if (!secret) throw new AppError('unauthorized', 'Voice provider callbacks are turned off: set VOICE_PROVIDER_SECRET to accept them');
+export function verifyProviderSignature(
+  secret: string | null,
+  header: string | undefined,
+  rawBody: string,
+  nowSeconds: number,
+) {
+  if (!secret)
+    throw new AppError(
+      'unauthorized',
+      'Voice provider callbacks are turned off: set VOICE_PROVIDER_SECRET to accept them',
+    );
   const check = checkSignatureHeader(secret, header, rawBody, nowSeconds);
   const problems: Record<Exclude<typeof check, 'valid'>, string> = {
     missing: 'Send X-Service-Signature: t=<unix seconds>,v1=<HMAC-SHA256 of "<t>.<raw body>" in hex>',
@@ -106,9 +131,21 @@ export function createCallOperations(deps: CallOperationsDeps) {
       outer ? work({ ...repo.within(outer), send: outer.send, emit: outer.emit }) : repo.transaction(work);
     return inTransaction(async (tx) => {
       await tx.insertCall(accountId, { ...call, id, status: 'queued', created_at: now, updated_at: now });
-      const data = { callId: id, agentId: call.agent_id, contactId: call.contact_id, direction: call.direction, status: 'queued' };
+      const data = {
+        callId: id,
+        agentId: call.agent_id,
+        contactId: call.contact_id,
+        direction: call.direction,
+        status: 'queued',
+      };
       await tx.insertEvents(accountId, [{ callId: id, type: 'call.queued', data, occurredAt: now }]);
-      await tx.emit({ type: 'call.queued', accountId, subject: { type: 'call', id }, data, actor: auth ? actorOf(auth) : null });
+      await tx.emit({
+        type: 'call.queued',
+        accountId,
+        subject: { type: 'call', id },
+        data,
+        actor: auth ? actorOf(auth) : null,
+      });
       if (options.testPlacedBy) {
         // The audit log of the call's account records that a platform administrator placed it.
         await tx.emit({
@@ -148,18 +185,33 @@ export function createCallOperations(deps: CallOperationsDeps) {
       if (!agent) throw notFound('Agent');
       if (!contact) throw notFound('Contact');
       if (agent.status !== 'active') {
-        throw new AppError('conflict', `The agent is ${agent.status}: only an active agent places calls (PATCH its status to active)`, {
-          agentStatus: agent.status,
-        });
+        throw new AppError(
+          'conflict',
+          `The agent is ${agent.status}: only an active agent places calls (PATCH its status to active)`,
+          {
+            agentStatus: agent.status,
+          },
+        );
       }
       if (await dnc.isListed(auth.accountId, contact.phone)) {
-        throw new AppError('dnc_listed', `${contact.phone} is on the do-not-call list: it is not called`, { phone: contact.phone });
+        throw new AppError('dnc_listed', `${contact.phone} is on the do-not-call list: it is not called`, {
+          phone: contact.phone,
+        });
       }
       const caller = await numbers.callerNumber(auth.accountId, input.fromNumberId);
-      if (!caller) throw new AppError('conflict', 'The account has no phone number to call from: add or buy one first', { reason: 'no_caller_number' });
+      if (!caller)
+        throw new AppError('conflict', 'The account has no phone number to call from: add or buy one first', {
+          reason: 'no_caller_number',
+        });
       return enqueue(
         auth.accountId,
-        { agent_id: agent.id, contact_id: contact.id, direction: 'outbound', from_number: caller.number, to_number: contact.phone },
+        {
+          agent_id: agent.id,
+          contact_id: contact.id,
+          direction: 'outbound',
+          from_number: caller.number,
+          to_number: contact.phone,
+        },
         auth,
       );
     },
@@ -171,7 +223,13 @@ export function createCallOperations(deps: CallOperationsDeps) {
     queueTestCall(admin: Auth, accountId: string, call: { agentId: string; fromNumber: string; toNumber: string }) {
       return enqueue(
         accountId,
-        { agent_id: call.agentId, contact_id: null, direction: 'outbound', from_number: call.fromNumber, to_number: call.toNumber },
+        {
+          agent_id: call.agentId,
+          contact_id: null,
+          direction: 'outbound',
+          from_number: call.fromNumber,
+          to_number: call.toNumber,
+        },
         null,
         { testPlacedBy: admin },
       );
@@ -188,7 +246,14 @@ export function createCallOperations(deps: CallOperationsDeps) {
     ) {
       return enqueue(
         accountId,
-        { agent_id: input.agentId, contact_id: input.contactId, campaign_id: input.campaignId, direction: 'outbound', from_number: input.fromNumber, to_number: input.toNumber },
+        {
+          agent_id: input.agentId,
+          contact_id: input.contactId,
+          campaign_id: input.campaignId,
+          direction: 'outbound',
+          from_number: input.fromNumber,
+          to_number: input.toNumber,
+        },
         null,
         { outer: tx },
       );
@@ -224,7 +289,12 @@ export function createCallOperations(deps: CallOperationsDeps) {
     },
 
     /** A campaign event in the account's event feed (/v1/events), inside the campaign's transaction. */
-    recordCampaignEvent(tx: TxHandle, accountId: string, type: 'campaign.started' | 'campaign.compliance_paused', data: Record<string, unknown>) {
+    recordCampaignEvent(
+      tx: TxHandle,
+      accountId: string,
+      type: 'campaign.started' | 'campaign.compliance_paused',
+      data: Record<string, unknown>,
+    ) {
       return repo.within(tx).insertEvents(accountId, [{ callId: null, type, data, occurredAt: clock.now() }]);
     },
 
@@ -232,7 +302,10 @@ export function createCallOperations(deps: CallOperationsDeps) {
     async setDisposition(auth: Auth, id: string, input: DispositionBody) {
       await requireRow(auth.accountId, id);
       if (!(await dispositions.isValidCode(auth.accountId, input.disposition))) {
-        throw invalidField('body/disposition', `"${input.disposition}" is not an active disposition code of this account`);
+        throw invalidField(
+          'body/disposition',
+          `"${input.disposition}" is not an active disposition code of this account`,
+        );
       }
       await repo.transaction(async (tx) => {
         const call = await tx.findForUpdate(auth.accountId, id);
@@ -244,7 +317,8 @@ export function createCallOperations(deps: CallOperationsDeps) {
     /** GET /v1/calls/{id}/asset-url */
     async assetUrl(auth: Auth, id: string, query: AssetUrlQuery, origin: string) {
       const call = await requireRow(auth.accountId, id);
-      if (query.asset === 'recording' && !call.recording_storage_key) throw new AppError('not_found', 'This call has no recording');
+      if (query.asset === 'recording' && !call.recording_storage_key)
+        throw new AppError('not_found', 'This call has no recording');
       return assets.signedUrl(id, query.asset, origin);
     },
 
@@ -274,7 +348,8 @@ export function createCallOperations(deps: CallOperationsDeps) {
         );
         if (ended && !ended.duplicate) return { callId, status: ended.status, requested: true };
       }
-      if (!isLive(call.status) && call.status !== 'queued') throw new AppError('conflict', 'The call has already ended', { status: call.status });
+      if (!isLive(call.status) && call.status !== 'queued')
+        throw new AppError('conflict', 'The call has already ended', { status: call.status });
       await broadcast.publish(CONTROL_TOPIC, { action: 'hangup', callId });
       return { callId, status: call.status, requested: true };
     },
@@ -283,7 +358,8 @@ export function createCallOperations(deps: CallOperationsDeps) {
     async inject(callId: string, text: string) {
       const call = await repo.findAnyAccount(callId);
       if (!call) throw notFound('Call');
-      if (call.status !== 'connected') throw new AppError('conflict', 'Text can only be injected into a connected call', { status: call.status });
+      if (call.status !== 'connected')
+        throw new AppError('conflict', 'Text can only be injected into a connected call', { status: call.status });
       const cleaned = text.trim();
       if (!cleaned) throw invalidField('body/text', 'must not be blank');
       await broadcast.publish(CONTROL_TOPIC, { action: 'inject', callId, text: cleaned });
@@ -309,7 +385,9 @@ export function createCallOperations(deps: CallOperationsDeps) {
       const mine = runner.liveCallIds();
       const staleMs = config.calls.heartbeatStaleSeconds * 1000;
       const staleBefore = new Date((await repo.databaseNow()).getTime() - staleMs);
-      const candidates = await repo.lostCallCandidates(deps.databaseKind === 'pglite' ? 'every live call' : { staleBefore });
+      const candidates = await repo.lostCallCandidates(
+        deps.databaseKind === 'pglite' ? 'every live call' : { staleBefore },
+      );
       let closed = 0;
       for (const candidate of candidates) {
         if (mine.has(candidate.id)) continue;
@@ -329,7 +407,12 @@ export function createCallOperations(deps: CallOperationsDeps) {
 
     /** Checks the signature of a voice-provider callback (see verifyProviderSignature). */
     verifyProviderSignature(header: string | undefined, rawBody: string) {
-      verifyProviderSignature(config.calls.voiceProviderSecret, header, rawBody, Math.floor(clock.now().getTime() / 1000));
+      verifyProviderSignature(
+        config.calls.voiceProviderSecret,
+        header,
+        rawBody,
+        Math.floor(clock.now().getTime() / 1000),
+      );
     },
 
     /** POST /v1/internal/voice-provider/post-call: a provider's report of a finished call; a repeat changes nothing. */
@@ -340,7 +423,10 @@ export function createCallOperations(deps: CallOperationsDeps) {
         try {
           validateObjectKey(input.recordingStorageKey);
         } catch (error) {
-          throw invalidField('body/recordingStorageKey', error instanceof Error ? error.message : 'is not a valid storage key');
+          throw invalidField(
+            'body/recordingStorageKey',
+            error instanceof Error ? error.message : 'is not a valid storage key',
+          );
         }
       }
       const now = clock.now();
@@ -350,7 +436,8 @@ export function createCallOperations(deps: CallOperationsDeps) {
       if (answeredAt && row.started_at && answeredAt < row.started_at) {
         throw invalidField('body/answeredAt', `must not be before the call started (${row.started_at.toISOString()})`);
       }
-      if (endedAt < (answeredAt ?? row.started_at ?? endedAt)) throw invalidField('body/endedAt', 'must not be before the call started or was answered');
+      if (endedAt < (answeredAt ?? row.started_at ?? endedAt))
+        throw invalidField('body/endedAt', 'must not be before the call started or was answered');
       const report: CallReport = {
         status: input.status,
         endReason: input.endReason ?? (input.status === 'completed' ? 'caller_hangup' : input.status),
@@ -360,7 +447,12 @@ export function createCallOperations(deps: CallOperationsDeps) {
         disposition: input.disposition ?? null,
         providerCallId: input.providerCallId ?? null,
         recordingStorageKey: input.recordingStorageKey ?? null,
-        transcript: input.transcript?.map((turn) => ({ speaker: turn.speaker, text: turn.text, startMs: turn.startMs ?? null, endMs: turn.endMs ?? null })),
+        transcript: input.transcript?.map((turn) => ({
+          speaker: turn.speaker,
+          text: turn.text,
+          startMs: turn.startMs ?? null,
+          endMs: turn.endMs ?? null,
+        })),
         ...(input.usage
           ? {
               usage: {
@@ -373,7 +465,10 @@ export function createCallOperations(deps: CallOperationsDeps) {
           : {}),
       };
       if (report.disposition && !(await dispositions.isValidCode(call.account_id, report.disposition))) {
-        throw invalidField('body/disposition', `"${report.disposition}" is not an active disposition code of the call's account`);
+        throw invalidField(
+          'body/disposition',
+          `"${report.disposition}" is not an active disposition code of the call's account`,
+        );
       }
       const result = await lifecycle.finish(call.account_id, call.id, report);
       if (!result) throw notFound('Call');
@@ -385,18 +480,30 @@ export function createCallOperations(deps: CallOperationsDeps) {
       const route = await numbers.routeInbound(input.to);
       if (!route) throw new AppError('not_found', `No account has the number ${input.to}`);
       if (!route.agentId) {
-        throw new AppError('conflict', `The number ${input.to} has no agent to answer it: assign one to the number`, { reason: 'no_agent' });
+        throw new AppError('conflict', `The number ${input.to} has no agent to answer it: assign one to the number`, {
+          reason: 'no_agent',
+        });
       }
       const agent = await agents.forCall(route.accountId, route.agentId);
       if (!agent || agent.status !== 'active') {
-        throw new AppError('conflict', `The agent of ${input.to} is ${agent?.status ?? 'deleted'}: only an active agent answers calls`, {
-          reason: 'agent_not_active',
-        });
+        throw new AppError(
+          'conflict',
+          `The agent of ${input.to} is ${agent?.status ?? 'deleted'}: only an active agent answers calls`,
+          {
+            reason: 'agent_not_active',
+          },
+        );
       }
       const contact = await contacts.forCall(route.accountId, { phone: input.from });
       const queued = await enqueue(
         route.accountId,
-        { agent_id: agent.id, contact_id: contact?.id ?? null, direction: 'inbound', from_number: input.from, to_number: input.to },
+        {
+          agent_id: agent.id,
+          contact_id: contact?.id ?? null,
+          direction: 'inbound',
+          from_number: input.from,
+          to_number: input.to,
+        },
         null,
       );
       return { ...queued, agentId: agent.id };

@@ -51,7 +51,8 @@ interface LiveCall {
 const SILENCE_HANGUP_MS = 5_000;
 
 /** Deterministic share of calls: the same call id always falls on the same side of `rate`. */
-const falls = (callId: string, rate: number) => rate > 0 && createHash('sha1').update(callId).digest().readUInt16BE(0) / 65536 < rate;
+const falls = (callId: string, rate: number) =>
+  rate > 0 && createHash('sha1').update(callId).digest().readUInt16BE(0) / 65536 < rate;
 
 export function createCallRunner(deps: RunnerDeps) {
   const { lifecycle, repo, contacts, voice, agentLlm, tts, objects, clock, config, runnerId, log } = deps;
@@ -84,13 +85,22 @@ export function createCallRunner(deps: RunnerDeps) {
   async function farEndParty(accountId: string, call: CallRecord): Promise<FarEndParty> {
     const phone = (call.direction === 'outbound' ? call.to_number : call.from_number) ?? '';
     const contact = call.contact_id ? await contacts.forCall(accountId, { id: call.contact_id }) : undefined;
-    return { phone, firstName: contact?.firstName ?? null, lastName: contact?.lastName ?? null, attributes: contact?.attributes ?? {} };
+    return {
+      phone,
+      firstName: contact?.firstName ?? null,
+      lastName: contact?.lastName ?? null,
+      attributes: contact?.attributes ?? {},
+    };
   }
 
   async function storeRecording(accountId: string, callId: string, result: ConversationResult): Promise<string | null> {
     if (result.clips.agent.length === 0 && result.clips.callee.length === 0) return null;
     try {
-      const audio = mixStereoRecording({ sampleRate: RECORDING_SAMPLE_RATE, ...result.clips, durationMs: result.durationMs });
+      const audio = mixStereoRecording({
+        sampleRate: RECORDING_SAMPLE_RATE,
+        ...result.clips,
+        durationMs: result.durationMs,
+      });
       const key = recordingKey(accountId, callId);
       await objects.put(key, encodeWav(audio), { contentType: 'audio/wav' });
       return key;
@@ -100,7 +110,13 @@ export function createCallRunner(deps: RunnerDeps) {
     }
   }
 
-  async function conduct(accountId: string, call: CallRecord, agent: Parameters<typeof converse>[0]['agent'], control: LiveCall, usage: { current: CallUsage }): Promise<CallReport> {
+  async function conduct(
+    accountId: string,
+    call: CallRecord,
+    agent: Parameters<typeof converse>[0]['agent'],
+    control: LiveCall,
+    usage: { current: CallUsage },
+  ): Promise<CallReport> {
     const party = await farEndParty(accountId, call);
     const { signal } = control.abort;
     let line: FarEndLine;
@@ -121,14 +137,32 @@ export function createCallRunner(deps: RunnerDeps) {
       }
       line = dial.line;
     } else {
-      line = await voice.answerCall({ callId: call.id, to: call.to_number ?? '', from: call.from_number ?? '', farEnd: party, signal });
+      line = await voice.answerCall({
+        callId: call.id,
+        to: call.to_number ?? '',
+        from: call.from_number ?? '',
+        farEnd: party,
+        signal,
+      });
     }
     control.line = line;
     const answeredAt = clock.now();
-    await lifecycle.markConnected(accountId, call.id, { answeredAt, providerCallId: line.providerCallId, answeredBy: line.answeredBy });
+    await lifecycle.markConnected(accountId, call.id, {
+      answeredAt,
+      providerCallId: line.providerCallId,
+      answeredBy: line.answeredBy,
+    });
     const ready = await agentReady(call.id, signal);
     if (ready.gaveUp) {
-      return { status: 'completed', endReason: 'caller_hangup', answeredAt, durationMs: ready.waitedMs, endedAt: new Date(answeredAt.getTime() + ready.waitedMs), agentLatencyMs: ready.waitedMs, providerCallId: line.providerCallId };
+      return {
+        status: 'completed',
+        endReason: 'caller_hangup',
+        answeredAt,
+        durationMs: ready.waitedMs,
+        endedAt: new Date(answeredAt.getTime() + ready.waitedMs),
+        agentLatencyMs: ready.waitedMs,
+        providerCallId: line.providerCallId,
+      };
     }
     // Latency: from the end of the person's greeting (or the answer) until the agent's first words.
     let greetingEndMs = 0;
@@ -137,21 +171,22 @@ export function createCallRunner(deps: RunnerDeps) {
     let result: ConversationResult;
     try {
       result = await converse({
-      agent,
-      line,
-      clock,
-      llm: agentLlm({ accountId, agent, callId: call.id }),
-      tts,
-      answeredAt,
-      maxDurationMs: config.maxDurationSeconds * 1000,
-      signal: AbortSignal.any([signal, line.dropped]),
-      onTurn: (turn, used) => {
-        usage.current = used;
-        if (agentLatencyMs === null && turn.speaker === 'caller') greetingEndMs = turn.endMs ?? greetingEndMs;
-        if (agentLatencyMs === null && turn.speaker === 'agent') agentLatencyMs = ready.waitedMs + Math.max(0, (turn.startMs ?? 0) - greetingEndMs);
-        return lifecycle.recordTurn(accountId, call.id, seq++, turn, used);
-      },
-    });
+        agent,
+        line,
+        clock,
+        llm: agentLlm({ accountId, agent, callId: call.id }),
+        tts,
+        answeredAt,
+        maxDurationMs: config.maxDurationSeconds * 1000,
+        signal: AbortSignal.any([signal, line.dropped]),
+        onTurn: (turn, used) => {
+          usage.current = used;
+          if (agentLatencyMs === null && turn.speaker === 'caller') greetingEndMs = turn.endMs ?? greetingEndMs;
+          if (agentLatencyMs === null && turn.speaker === 'agent')
+            agentLatencyMs = ready.waitedMs + Math.max(0, (turn.startMs ?? 0) - greetingEndMs);
+          return lifecycle.recordTurn(accountId, call.id, seq++, turn, used);
+        },
+      });
     } finally {
       agentsBusy--;
     }
@@ -184,19 +219,32 @@ export function createCallRunner(deps: RunnerDeps) {
       const claimed = await lifecycle.claim(accountId, callId, runnerId, voice.name);
       if (!claimed) return { started: false };
       let ended!: () => void;
-      const control: LiveCall = { abort: new AbortController(), line: null, done: new Promise((resolve) => (ended = resolve)) };
+      const control: LiveCall = {
+        abort: new AbortController(),
+        line: null,
+        done: new Promise((resolve) => (ended = resolve)),
+      };
       live.set(callId, control);
       // Claimed while the process began to stop: it ends at once, like the calls already running.
       if (stopping) control.abort.abort('server_shutdown');
       const usage = { current: {} as CallUsage };
       const beat = setInterval(
-        () => void repo.heartbeat(accountId, callId, runnerId, usage.current).catch((error: unknown) => log.warn({ err: error, callId }, 'heartbeat failed')),
+        () =>
+          void repo
+            .heartbeat(accountId, callId, runnerId, usage.current)
+            .catch((error: unknown) => log.warn({ err: error, callId }, 'heartbeat failed')),
         Math.max(250, (config.heartbeatStaleSeconds * 1000) / 3),
       );
       beat.unref();
       let report: CallReport;
       try {
-        report = await conduct(accountId, claimed.call, await withCampaignVoicemail(accountId, claimed.call, claimed.agent), control, usage);
+        report = await conduct(
+          accountId,
+          claimed.call,
+          await withCampaignVoicemail(accountId, claimed.call, claimed.agent),
+          control,
+          usage,
+        );
       } catch (error) {
         log.error({ err: error, callId }, 'call failed');
         const reason = `error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500);

@@ -61,8 +61,12 @@ export function callAdminQueries(db: Executor) {
     listPage(filters: AdminCallFilters, page: Page) {
       return matchingCalls(filters)
         .innerJoin('accounts as acc', 'acc.id', 'c.account_id')
-        .leftJoin('contacts as ct', (join) => join.onRef('ct.id', '=', 'c.contact_id').onRef('ct.account_id', '=', 'c.account_id'))
-        .leftJoin('agents as a', (join) => join.onRef('a.id', '=', 'c.agent_id').onRef('a.account_id', '=', 'c.account_id'))
+        .leftJoin('contacts as ct', (join) =>
+          join.onRef('ct.id', '=', 'c.contact_id').onRef('ct.account_id', '=', 'c.account_id'),
+        )
+        .leftJoin('agents as a', (join) =>
+          join.onRef('a.id', '=', 'c.agent_id').onRef('a.account_id', '=', 'c.account_id'),
+        )
         .select([
           'c.id',
           'c.account_id',
@@ -92,7 +96,9 @@ export function callAdminQueries(db: Executor) {
     },
 
     async count(filters: AdminCallFilters): Promise<number> {
-      const row = await matchingCalls(filters).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const row = await matchingCalls(filters)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
       return Number(row.total);
     },
 
@@ -128,17 +134,27 @@ export function callAdminQueries(db: Executor) {
     },
 
     async agentPickerCount(filters: PickerFilters): Promise<number> {
-      const row = await pickerAgents(filters).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const row = await pickerAgents(filters)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
       return Number(row.total);
     },
 
     /** The accounts picker: every account, by name, A to Z. */
     accountPickerPage(filters: { q?: string }, page: Page) {
-      return pickerAccounts(filters).select(['id', 'name']).orderBy(sql`lower(name)`).orderBy('id').limit(page.limit).offset(page.offset).execute();
+      return pickerAccounts(filters)
+        .select(['id', 'name'])
+        .orderBy(sql`lower(name)`)
+        .orderBy('id')
+        .limit(page.limit)
+        .offset(page.offset)
+        .execute();
     },
 
     async accountPickerCount(filters: { q?: string }): Promise<number> {
-      const row = await pickerAccounts(filters).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const row = await pickerAccounts(filters)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
       return Number(row.total);
     },
   };

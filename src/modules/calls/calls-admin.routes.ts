@@ -24,11 +24,13 @@ const tags = ['admin: calls'];
 export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAdminService }) {
   app.get(
     '/admin/calls',
-    { config: { access: admin },
+    {
+      config: { access: admin },
       schema: {
         tags,
         summary: 'List the calls of every account, newest first',
-        description: 'Filters combine. dateFrom and dateTo bound created_at: dateFrom is inclusive, dateTo exclusive. q matches digits in either number.',
+        description:
+          'Filters combine. dateFrom and dateTo bound created_at: dateFrom is inclusive, dateTo exclusive. q matches digits in either number.',
         querystring: AdminListCallsQuery,
         response: responses(AdminCallList),
       },
@@ -37,48 +39,82 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
   );
   app.get(
     '/admin/calls/_/agents',
-    { config: { access: admin },
-      schema: { tags, summary: 'Agents to filter calls by (every account), by name', querystring: AgentPickerQuery, response: responses(AgentPickerList) },
+    {
+      config: { access: admin },
+      schema: {
+        tags,
+        summary: 'Agents to filter calls by (every account), by name',
+        querystring: AgentPickerQuery,
+        response: responses(AgentPickerList),
+      },
     },
     async (req) => callsAdmin.agentPicker(req.query),
   );
   app.get(
     '/admin/calls/_/accounts',
-    { config: { access: admin },
-      schema: { tags, summary: 'Accounts to filter calls by, by name', querystring: AccountPickerQuery, response: responses(AccountPickerList) },
+    {
+      config: { access: admin },
+      schema: {
+        tags,
+        summary: 'Accounts to filter calls by, by name',
+        querystring: AccountPickerQuery,
+        response: responses(AccountPickerList),
+      },
     },
     async (req) => callsAdmin.accountPicker(req.query),
   );
   app.get(
     '/admin/calls/:id',
-    { config: { access: admin },
-      schema: { tags, summary: "Any account's call in full: transcript, cost line items, and its account", params: IdParams, response: responses(AdminCallDetail) },
+    {
+      config: { access: admin },
+      schema: {
+        tags,
+        summary: "Any account's call in full: transcript, cost line items, and its account",
+        params: IdParams,
+        response: responses(AdminCallDetail),
+      },
     },
     async (req) => callsAdmin.get(req.params.id),
   );
   app.get(
     '/admin/calls/:id/events',
-    { config: { access: admin },
-      schema: { tags, summary: "Events of any account's call, oldest first", params: IdParams, querystring: ListCallEventsQuery, response: responses(CallEventList) },
+    {
+      config: { access: admin },
+      schema: {
+        tags,
+        summary: "Events of any account's call, oldest first",
+        params: IdParams,
+        querystring: ListCallEventsQuery,
+        response: responses(CallEventList),
+      },
     },
     async (req) => callsAdmin.events(req.params.id, req.query),
   );
   app.get(
     '/admin/calls/:id/capture.pcap.gz',
-    { config: { access: admin },
+    {
+      config: { access: admin },
       schema: {
         tags,
         summary: 'Packet capture of a call (gzip-compressed pcap)',
-        description: 'Captures are recorded only for calls over a SIP trunk; a call on the simulated network answers 404 no_capture.',
+        description:
+          'Captures are recorded only for calls over a SIP trunk; a call on the simulated network answers 404 no_capture.',
         params: IdParams,
-        response: { ...responses(Type.String()), 200: { description: 'The capture.', content: { 'application/gzip': { schema: Type.String({ format: 'binary' }) } } } },
+        response: {
+          ...responses(Type.String()),
+          200: {
+            description: 'The capture.',
+            content: { 'application/gzip': { schema: Type.String({ format: 'binary' }) } },
+          },
+        },
       },
     },
     async (req) => callsAdmin.capture(req.params.id),
   );
   app.post(
     '/admin/calls/:id/inject',
-    { config: { access: admin },
+    {
+      config: { access: admin },
       schema: {
         tags,
         summary: 'Have the agent of a live call say a text next',
@@ -93,7 +129,8 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
   );
   app.post(
     '/admin/calls/:id/hangup',
-    { config: { access: admin },
+    {
+      config: { access: admin },
       schema: {
         tags,
         summary: 'End a live call',
@@ -107,7 +144,8 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
   );
   app.post(
     '/admin/test-call',
-    { config: { access: admin },
+    {
+      config: { access: admin },
       schema: {
         tags,
         summary: "Place a test call with any account's agent",

@@ -7,7 +7,9 @@ const StringEnum = <const T extends string[]>(values: readonly [...T], descripti
   Type.Enum(values, { type: 'string', ...(description ? { description } : {}) });
 
 const SearchText = (description: string) =>
-  Type.Optional(Type.String({ minLength: 3, maxLength: 100, description: `${description} 3 to 100 characters, ignoring case.` }));
+  Type.Optional(
+    Type.String({ minLength: 3, maxLength: 100, description: `${description} 3 to 100 characters, ignoring case.` }),
+  );
 
 export const AdminListCallsQuery = Type.Object(
   {
@@ -15,14 +17,20 @@ export const AdminListCallsQuery = Type.Object(
     agentId: Type.Optional(Uuid),
     status: Type.Optional(StringEnum(CALL_STATUSES, 'Only calls in this status.')),
     direction: Type.Optional(StringEnum(CALL_DIRECTIONS, 'Only calls in this direction.')),
-    dateFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Calls created at or after this instant (inclusive).' })),
+    dateFrom: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Calls created at or after this instant (inclusive).' }),
+    ),
     dateTo: Type.Optional(
-      Type.String({ format: 'date-time', description: 'Calls created before this instant (exclusive); not before dateFrom.' }),
+      Type.String({
+        format: 'date-time',
+        description: 'Calls created before this instant (exclusive); not before dateFrom.',
+      }),
     ),
     q: Type.Optional(
       Type.String({
         pattern: '^\\+?[0-9]{3,20}$',
-        description: 'Digits found anywhere in the caller\'s or the called number (E.164 form, e.g. 4155550100 or +1415): 3 to 20 digits, with an optional leading +.',
+        description:
+          "Digits found anywhere in the caller's or the called number (E.164 form, e.g. 4155550100 or +1415): 3 to 20 digits, with an optional leading +.",
       }),
     ),
     ...PageQuery,
@@ -36,12 +44,17 @@ const AccountFields = {
   accountName: Type.String({ description: 'The name of the account the call belongs to.' }),
 };
 
-export const AdminCallItem = Type.Object({ ...CallItem.properties, ...AccountFields, fromNumber: Nullable(Type.String()), toNumber: Nullable(Type.String()) });
+export const AdminCallItem = Type.Object({
+  ...CallItem.properties,
+  ...AccountFields,
+  fromNumber: Nullable(Type.String()),
+  toNumber: Nullable(Type.String()),
+});
 export const AdminCallList = Type.Object({ calls: Type.Array(AdminCallItem), ...PageFields });
 export const AdminCallDetail = Type.Object({ ...CallDetail.properties, ...AccountFields });
 
 export const AgentPickerQuery = Type.Object(
-  { accountId: Type.Optional(Uuid), q: SearchText('Words of the agent\'s name.'), ...PageQuery },
+  { accountId: Type.Optional(Uuid), q: SearchText("Words of the agent's name."), ...PageQuery },
   { additionalProperties: false },
 );
 export type AgentPickerQuery = Static<typeof AgentPickerQuery>;
@@ -59,7 +72,10 @@ export const AgentPickerList = Type.Object({
   ...PageFields,
 });
 
-export const AccountPickerQuery = Type.Object({ q: SearchText('Words of the account\'s name.'), ...PageQuery }, { additionalProperties: false });
+export const AccountPickerQuery = Type.Object(
+  { q: SearchText("Words of the account's name."), ...PageQuery },
+  { additionalProperties: false },
+);
 export type AccountPickerQuery = Static<typeof AccountPickerQuery>;
 
 export const AccountPickerList = Type.Object({ accounts: Type.Array(NamedRef), ...PageFields });
@@ -82,11 +98,17 @@ export const CallControlResult = Type.Object({
   requested: Type.Literal(true),
 });
 
-const E164 = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'A phone number in E.164 form (+14155550123).' });
+const E164 = Type.String({
+  pattern: '^\\+[1-9]\\d{6,14}$',
+  description: 'A phone number in E.164 form (+14155550123).',
+});
 
 export const TestCallBody = Type.Object(
   {
-    agentId: Type.String({ format: 'uuid', description: 'An active agent of any account; the call belongs to that account.' }),
+    agentId: Type.String({
+      format: 'uuid',
+      description: 'An active agent of any account; the call belongs to that account.',
+    }),
     toNumber: E164,
   },
   { additionalProperties: false },

@@ -9,7 +9,13 @@ import type { AgentsForCalls, DncForCalls, NumbersForCalls } from './calls.ports
 import type { CallsService } from './calls.service.js';
 import type { ListCallEventsQuery } from './calls.schemas.js';
 import type { AdminCallRow, CallsAdminRepo } from './calls-admin.repo.js';
-import type { AccountPickerQuery, AdminListCallsQuery, AgentPickerQuery, InjectBody, TestCallBody } from './calls-admin.schemas.js';
+import type {
+  AccountPickerQuery,
+  AdminListCallsQuery,
+  AgentPickerQuery,
+  InjectBody,
+  TestCallBody,
+} from './calls-admin.schemas.js';
 
 export interface CallsAdminDeps {
   repo: CallsAdminRepo;
@@ -56,7 +62,8 @@ export function createCallsAdminService({ repo, calls, agents, dnc, numbers }: C
     async list(query: AdminListCallsQuery) {
       const createdFrom = query.dateFrom === undefined ? undefined : new Date(query.dateFrom);
       const createdBefore = query.dateTo === undefined ? undefined : new Date(query.dateTo);
-      if (createdFrom && createdBefore && createdFrom > createdBefore) throw invalidField('querystring/dateFrom', 'must not be later than dateTo');
+      if (createdFrom && createdBefore && createdFrom > createdBefore)
+        throw invalidField('querystring/dateFrom', 'must not be later than dateTo');
       const filters = {
         accountId: query.accountId,
         agentId: query.agentId,
@@ -75,14 +82,23 @@ export function createCallsAdminService({ repo, calls, agents, dnc, numbers }: C
       const filters = { accountId: query.accountId, q: query.q };
       const page = { limit: query.limit, offset: query.offset };
       const [rows, total] = await Promise.all([repo.agentPickerPage(filters, page), repo.agentPickerCount(filters)]);
-      const agents = rows.map((row) => ({ id: row.id, name: row.name, accountId: row.account_id, accountName: row.account_name, deleted: row.deleted_at !== null }));
+      const agents = rows.map((row) => ({
+        id: row.id,
+        name: row.name,
+        accountId: row.account_id,
+        accountName: row.account_name,
+        deleted: row.deleted_at !== null,
+      }));
       return envelope('agents', agents, total, page);
     },
 
     async accountPicker(query: AccountPickerQuery) {
       const filters = { q: query.q };
       const page = { limit: query.limit, offset: query.offset };
-      const [rows, total] = await Promise.all([repo.accountPickerPage(filters, page), repo.accountPickerCount(filters)]);
+      const [rows, total] = await Promise.all([
+        repo.accountPickerPage(filters, page),
+        repo.accountPickerCount(filters),
+      ]);
       return envelope('accounts', rows, total, page);
     },
 
@@ -100,7 +116,11 @@ export function createCallsAdminService({ repo, calls, agents, dnc, numbers }: C
     /** Packet captures come from a SIP trunk; calls on the simulated network have none. */
     async capture(callId: string): Promise<never> {
       await requireAccountOf(callId);
-      throw new AppError('no_capture', 'This call has no packet capture: captures are recorded only for calls over a SIP trunk', { callId });
+      throw new AppError(
+        'no_capture',
+        'This call has no packet capture: captures are recorded only for calls over a SIP trunk',
+        { callId },
+      );
     },
 
     inject: (callId: string, input: InjectBody) => calls.inject(callId, input.text),
@@ -118,23 +138,39 @@ export function createCallsAdminService({ repo, calls, agents, dnc, numbers }: C
       const agent = await agents.forCall(accountId, found.id);
       if (!agent) throw notFound('Agent');
       if (agent.status !== 'active') {
-        throw new AppError('conflict', `The agent is ${agent.status}: only an active agent places calls (set its status to active first)`, {
-          agentStatus: agent.status,
-        });
+        throw new AppError(
+          'conflict',
+          `The agent is ${agent.status}: only an active agent places calls (set its status to active first)`,
+          {
+            agentStatus: agent.status,
+          },
+        );
       }
       if (await dnc.isListed(accountId, input.toNumber)) {
-        throw new AppError('dnc_listed', `${input.toNumber} is on the do-not-call list of the agent's account: it is not called`, {
-          phone: input.toNumber,
-        });
+        throw new AppError(
+          'dnc_listed',
+          `${input.toNumber} is on the do-not-call list of the agent's account: it is not called`,
+          {
+            phone: input.toNumber,
+          },
+        );
       }
       const fromNumber = found.inbound_did ?? (await numbers.callerNumber(accountId))?.number;
       if (!fromNumber) {
-        throw new AppError('conflict', "The agent's account has no phone number to call from: add or buy one for it first", {
-          reason: 'no_caller_number',
-          accountId,
-        });
+        throw new AppError(
+          'conflict',
+          "The agent's account has no phone number to call from: add or buy one for it first",
+          {
+            reason: 'no_caller_number',
+            accountId,
+          },
+        );
       }
-      const queued = await calls.queueTestCall(admin, accountId, { agentId: agent.id, fromNumber, toNumber: input.toNumber });
+      const queued = await calls.queueTestCall(admin, accountId, {
+        agentId: agent.id,
+        fromNumber,
+        toNumber: input.toNumber,
+      });
       return { ...queued, accountId, fromNumber };
     },
   };

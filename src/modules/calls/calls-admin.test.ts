@@ -8,8 +8,25 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildTestApp, createTestDatabase, errorBody, signUp, type SignedUp, type TestApp, type TestDatabase } from '../../../test/helpers.js';
-import { api, callEvents, callingAccount, placeCall, startCallsApp, waitForCall, type CallingAccount, type CallsKit } from '../../../test/calls-kit.js';
+import {
+  buildTestApp,
+  createTestDatabase,
+  errorBody,
+  signUp,
+  type SignedUp,
+  type TestApp,
+  type TestDatabase,
+} from '../../../test/helpers.js';
+import {
+  api,
+  callEvents,
+  callingAccount,
+  placeCall,
+  startCallsApp,
+  waitForCall,
+  type CallingAccount,
+  type CallsKit,
+} from '../../../test/calls-kit.js';
 
 let kit: CallsKit;
 let database: TestDatabase | undefined;
@@ -23,12 +40,25 @@ const redisKeyPrefix = `parley-test:admin-${randomBytes(4).toString('hex')}:`;
 before(async () => {
   // On PostgreSQL a second instance opens the same database (see the cross-instance test).
   database = process.env.DATABASE_URL ? await createTestDatabase({ from: 'template' }) : undefined;
-  kit = await startCallsApp({ speedup: 5, database, redisKeyPrefix, env: { TTS_PROVIDER: 'none', CALLS_MAX_DURATION_SECONDS: '120' } });
+  kit = await startCallsApp({
+    speedup: 5,
+    database,
+    redisKeyPrefix,
+    env: { TTS_PROVIDER: 'none', CALLS_MAX_DURATION_SECONDS: '120' },
+  });
   adminUser = await signUp(kit.t.app);
-  await kit.t.infra.database.db.updateTable('users').set({ is_platform_admin: true }).where('id', '=', adminUser.userId).execute();
+  await kit.t.infra.database.db
+    .updateTable('users')
+    .set({ is_platform_admin: true })
+    .where('id', '=', adminUser.userId)
+    .execute();
   admin = { headers: { cookie: adminUser.cookie } };
   a = await callingAccount(kit.t, [{ phone: '+14155550106' }, { phone: '+14155550110' }, { phone: '+14155550100' }]);
-  b = await callingAccount(kit.t, [{ phone: '+14155550108' }], { name: 'Bob Bot', status: 'active', firstMessage: 'Hello from Bob.' });
+  b = await callingAccount(kit.t, [{ phone: '+14155550108' }], {
+    name: 'Bob Bot',
+    status: 'active',
+    firstMessage: 'Hello from Bob.',
+  });
 });
 after(async () => {
   await kit.close();
@@ -36,7 +66,12 @@ after(async () => {
 });
 
 const send = (who: { headers: Record<string, string> }, method: 'GET' | 'POST', url: string, payload?: unknown) =>
-  kit.t.app.inject({ method, url: `/api/v1${url}`, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  kit.t.app.inject({
+    method,
+    url: `/api/v1${url}`,
+    headers: who.headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 
 async function ok(method: 'GET' | 'POST', url: string, payload?: unknown) {
   const response = await send(admin, method, url, payload);
@@ -50,14 +85,17 @@ const connected = (call: { status: string }) => call.status === 'connected' || c
 async function waitForAgentLine(callId: string, text: string) {
   for (let i = 0; i < 600; i++) {
     const call = await ok('GET', `/admin/calls/${callId}`);
-    if (call.transcript.some((turn: { speaker: string; text: string }) => turn.speaker === 'agent' && turn.text === text)) return call;
+    if (
+      call.transcript.some((turn: { speaker: string; text: string }) => turn.speaker === 'agent' && turn.text === text)
+    )
+      return call;
     if (call.endedAt) assert.fail(`the call ended without saying "${text}"`);
     await sleep(50);
   }
   throw new Error(`"${text}" was not said in time`);
 }
 
-test('every admin route answers 403 to an ordinary session and to API keys, the admin\'s own included', async () => {
+test("every admin route answers 403 to an ordinary session and to API keys, the admin's own included", async () => {
   const adminKey = { headers: { authorization: `Bearer ${adminUser.apiKey}` } };
   const someId = '00000000-0000-4000-8000-000000000001';
   const routes: Array<['GET' | 'POST', string, unknown?]> = [
@@ -90,7 +128,10 @@ test('the admin lists the calls of every account, filtered and paged', async () 
   const ids = all.calls.map((call: { id: string }) => call.id);
   assert.ok(ids.includes(busy) && ids.includes(failed), 'both accounts');
   const ofB = await ok('GET', `/admin/calls?accountId=${b.user.accountId}`);
-  assert.deepEqual(ofB.calls.map((call: { id: string }) => call.id), [failed]);
+  assert.deepEqual(
+    ofB.calls.map((call: { id: string }) => call.id),
+    [failed],
+  );
   assert.equal(ofB.total, 1);
   const item = ofB.calls[0];
   assert.equal(item.accountId, b.user.accountId);
@@ -100,16 +141,37 @@ test('the admin lists the calls of every account, filtered and paged', async () 
   assert.equal(item.toNumber, '+14155550108');
   assert.equal(item.fromNumber, b.callerNumber);
 
-  assert.deepEqual((await ok('GET', `/admin/calls?agentId=${a.agentId}&status=busy`)).calls.map((c: { id: string }) => c.id), [busy]);
+  assert.deepEqual(
+    (await ok('GET', `/admin/calls?agentId=${a.agentId}&status=busy`)).calls.map((c: { id: string }) => c.id),
+    [busy],
+  );
   assert.equal((await ok('GET', `/admin/calls?accountId=${a.user.accountId}&direction=inbound`)).total, 0);
-  assert.deepEqual((await ok('GET', `/admin/calls?q=550108&accountId=${b.user.accountId}`)).calls.map((c: { id: string }) => c.id), [failed]);
-  assert.equal((await ok('GET', `/admin/calls?q=${encodeURIComponent(b.callerNumber)}`)).total, 1, 'the caller number matches too');
+  assert.deepEqual(
+    (await ok('GET', `/admin/calls?q=550108&accountId=${b.user.accountId}`)).calls.map((c: { id: string }) => c.id),
+    [failed],
+  );
+  assert.equal(
+    (await ok('GET', `/admin/calls?q=${encodeURIComponent(b.callerNumber)}`)).total,
+    1,
+    'the caller number matches too',
+  );
 
   const createdAt = new Date(item.createdAt);
   const after = new Date(createdAt.getTime() + 1).toISOString();
-  assert.equal((await ok('GET', `/admin/calls?accountId=${b.user.accountId}&dateFrom=${encodeURIComponent(item.createdAt)}`)).total, 1);
-  assert.equal((await ok('GET', `/admin/calls?accountId=${b.user.accountId}&dateTo=${encodeURIComponent(item.createdAt)}`)).total, 0, 'dateTo is exclusive');
-  assert.equal((await ok('GET', `/admin/calls?accountId=${b.user.accountId}&dateFrom=${encodeURIComponent(after)}`)).total, 0);
+  assert.equal(
+    (await ok('GET', `/admin/calls?accountId=${b.user.accountId}&dateFrom=${encodeURIComponent(item.createdAt)}`))
+      .total,
+    1,
+  );
+  assert.equal(
+    (await ok('GET', `/admin/calls?accountId=${b.user.accountId}&dateTo=${encodeURIComponent(item.createdAt)}`)).total,
+    0,
+    'dateTo is exclusive',
+  );
+  assert.equal(
+    (await ok('GET', `/admin/calls?accountId=${b.user.accountId}&dateFrom=${encodeURIComponent(after)}`)).total,
+    0,
+  );
 
   const first = await ok('GET', '/admin/calls?limit=1');
   const second = await ok('GET', '/admin/calls?limit=1&offset=1');
@@ -117,7 +179,14 @@ test('the admin lists the calls of every account, filtered and paged', async () 
   assert.equal(first.calls.length, 1);
   assert.notEqual(first.calls[0].id, second.calls[0].id);
 
-  for (const bad of ['q=41', 'q=abc', 'status=lost', 'accountId=nope', 'limit=0', `dateFrom=${encodeURIComponent(after)}&dateTo=${encodeURIComponent(item.createdAt)}`]) {
+  for (const bad of [
+    'q=41',
+    'q=abc',
+    'status=lost',
+    'accountId=nope',
+    'limit=0',
+    `dateFrom=${encodeURIComponent(after)}&dateTo=${encodeURIComponent(item.createdAt)}`,
+  ]) {
     const response = await send(admin, 'GET', `/admin/calls?${bad}`);
     assert.equal(response.statusCode, 400, bad);
     assert.equal(errorBody(response).error, 'validation_failed');
@@ -126,9 +195,20 @@ test('the admin lists the calls of every account, filtered and paged', async () 
 
 test('the pickers find agents and accounts by name, across accounts', async () => {
   const bob = await ok('GET', '/admin/calls/_/agents?q=bob%20b');
-  assert.deepEqual(bob.agents, [{ id: b.agentId, name: 'Bob Bot', accountId: b.user.accountId, accountName: bob.agents[0].accountName, deleted: false }]);
+  assert.deepEqual(bob.agents, [
+    {
+      id: b.agentId,
+      name: 'Bob Bot',
+      accountId: b.user.accountId,
+      accountName: bob.agents[0].accountName,
+      deleted: false,
+    },
+  ]);
   const ofA = await ok('GET', `/admin/calls/_/agents?accountId=${a.user.accountId}`);
-  assert.deepEqual(ofA.agents.map((agent: { id: string }) => agent.id), [a.agentId]);
+  assert.deepEqual(
+    ofA.agents.map((agent: { id: string }) => agent.id),
+    [a.agentId],
+  );
   const paged = await ok('GET', '/admin/calls/_/agents?limit=1');
   assert.ok(paged.total >= 2);
   assert.equal(paged.agents.length, 1);
@@ -138,7 +218,11 @@ test('the pickers find agents and accounts by name, across accounts', async () =
   assert.equal(accountB.name, bob.agents[0].accountName);
   const found = await ok('GET', `/admin/calls/_/accounts?q=${encodeURIComponent(b.user.email.slice(0, 12))}`);
   assert.deepEqual(found.accounts, [accountB]);
-  assert.equal((await send(admin, 'GET', '/admin/calls/_/accounts?q=ab')).statusCode, 400, 'search text has 3 characters or more');
+  assert.equal(
+    (await send(admin, 'GET', '/admin/calls/_/accounts?q=ab')).statusCode,
+    400,
+    'search text has 3 characters or more',
+  );
 });
 
 test("the admin reads any account's call, its timeline, and no capture for a simulated call", async () => {
@@ -155,13 +239,22 @@ test("the admin reads any account's call, its timeline, and no capture for a sim
   assert.equal(errorBody(capture).error, 'no_capture');
 
   const missing = '00000000-0000-4000-8000-00000000dead';
-  for (const url of [`/admin/calls/${missing}`, `/admin/calls/${missing}/events`, `/admin/calls/${missing}/capture.pcap.gz`]) {
+  for (const url of [
+    `/admin/calls/${missing}`,
+    `/admin/calls/${missing}/events`,
+    `/admin/calls/${missing}/capture.pcap.gz`,
+  ]) {
     const response = await send(admin, 'GET', url);
     assert.equal(response.statusCode, 404, url);
     assert.equal(errorBody(response).error, 'not_found');
   }
   for (const method of ['inject', 'hangup'] as const) {
-    const response = await send(admin, 'POST', `/admin/calls/${missing}/${method}`, method === 'inject' ? { text: 'Hi' } : undefined);
+    const response = await send(
+      admin,
+      'POST',
+      `/admin/calls/${missing}/${method}`,
+      method === 'inject' ? { text: 'Hi' } : undefined,
+    );
     assert.equal(response.statusCode, 404);
   }
 });
@@ -192,7 +285,7 @@ test('the admin has the agent of a live call say words, then hangs it up; an end
   assert.match(errorBody(late).message, /connected call/);
 });
 
-test('a test call uses the agent of any account, goes out from its number, and is in that account\'s audit log', async () => {
+test("a test call uses the agent of any account, goes out from its number, and is in that account's audit log", async () => {
   // The account's second number is the one assigned to the agent: the test call goes out from it.
   const own = api(kit.t, b.user);
   const assigned = await own.ok('POST', '/phone-numbers', { number: '+14155553999' });
@@ -246,15 +339,27 @@ test('a test call is refused, with nothing written, for an unknown or inactive a
   assert.equal((await ok('GET', '/admin/calls?limit=1')).total, before, 'no call was written');
 });
 
-test('inject and hang up reach a call run by another instance of the deployment (PostgreSQL)', { skip: !process.env.DATABASE_URL && 'needs DATABASE_URL: the embedded database has one instance' }, async () => {
+test('inject and hang up reach a call run by another instance of the deployment (PostgreSQL)', {
+  skip: !process.env.DATABASE_URL && 'needs DATABASE_URL: the embedded database has one instance',
+}, async () => {
   // A second instance on the same database (and Redis prefix), running no workers: the call runs on the first.
-  const other: TestApp = await buildTestApp({ database, redisKeyPrefix, clock: kit.clock, env: { TTS_PROVIDER: 'none' } });
+  const other: TestApp = await buildTestApp({
+    database,
+    redisKeyPrefix,
+    clock: kit.clock,
+    env: { TTS_PROVIDER: 'none' },
+  });
   try {
     assert.notEqual(other.services.calls, kit.t.services.calls);
     const callId = await placeCall(kit.t, a, '+14155550110');
     await waitForCall(kit.t, a.user, callId, connected);
     const viaOther = (method: 'inject' | 'hangup', payload?: unknown) =>
-      other.app.inject({ method: 'POST', url: `/api/v1/admin/calls/${callId}/${method}`, headers: admin.headers, ...(payload ? { payload: payload as object } : {}) });
+      other.app.inject({
+        method: 'POST',
+        url: `/api/v1/admin/calls/${callId}/${method}`,
+        headers: admin.headers,
+        ...(payload ? { payload: payload as object } : {}),
+      });
     const injected = await viaOther('inject', { text: 'Words sent from the other instance.' });
     assert.equal(injected.statusCode, 200, injected.body);
     await waitForAgentLine(callId, 'Words sent from the other instance.');
@@ -271,8 +376,12 @@ test('inject and hang up reach a call run by another instance of the deployment 
 test('closing the server hangs up its live calls as server_shutdown, with their costs to that moment', async () => {
   const callId = await placeCall(kit.t, a, '+14155550100');
   // Some seconds into the conversation: both sides have spoken.
-  const live = await waitForCall(kit.t, a.user, callId, (call: { status: string; endedAt?: string | null; transcript?: unknown[] }) =>
-    Boolean(call.endedAt) || (call.status === 'connected' && (call.transcript?.length ?? 0) >= 2),
+  const live = await waitForCall(
+    kit.t,
+    a.user,
+    callId,
+    (call: { status: string; endedAt?: string | null; transcript?: unknown[] }) =>
+      Boolean(call.endedAt) || (call.status === 'connected' && (call.transcript?.length ?? 0) >= 2),
   );
   assert.equal(live.status, 'connected');
   await kit.t.app.close();
@@ -281,7 +390,10 @@ test('closing the server hangs up its live calls as server_shutdown, with their 
   assert.equal(call.endReason, 'server_shutdown');
   assert.ok(call.endedAt);
   assert.ok(call.durationSeconds! > 0);
-  assert.ok(call.costItems.some((item) => item.kind === 'telephony'), `telephony minutes are charged: ${JSON.stringify(call)}`);
+  assert.ok(
+    call.costItems.some((item) => item.kind === 'telephony'),
+    `telephony minutes are charged: ${JSON.stringify(call)}`,
+  );
   const events = await kit.t.services.calls.eventsOfCall(a.user.accountId, callId, { limit: 500, offset: 0 });
   assert.equal(events.events.at(-1)!.type, 'call.completed');
 });

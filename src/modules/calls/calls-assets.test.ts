@@ -6,7 +6,17 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorBody, signUp } from '../../../test/helpers.js';
 import { insertCall } from '../../../test/factories/calls.js';
-import { api, callEvents, callingAccount, micros, placeCall, startCallsApp, waitForCall, type CallingAccount, type CallsKit } from '../../../test/calls-kit.js';
+import {
+  api,
+  callEvents,
+  callingAccount,
+  micros,
+  placeCall,
+  startCallsApp,
+  waitForCall,
+  type CallingAccount,
+  type CallsKit,
+} from '../../../test/calls-kit.js';
 import { signatureHeader } from '../../lib/signatures.js';
 
 let kit: CallsKit;
@@ -24,12 +34,19 @@ before(async () => {
 after(() => kit.close());
 
 const pathOf = (url: string) => new URL(url).pathname + new URL(url).search;
-const fetchUrl = (url: string, headers: Record<string, string> = {}) => kit.t.app.inject({ method: 'GET', url, headers });
-const assetUrl = (callId: string, asset: string) => api(kit.t, account.user).ok('GET', `/calls/${callId}/asset-url?asset=${asset}`);
+const fetchUrl = (url: string, headers: Record<string, string> = {}) =>
+  kit.t.app.inject({ method: 'GET', url, headers });
+const assetUrl = (callId: string, asset: string) =>
+  api(kit.t, account.user).ok('GET', `/calls/${callId}/asset-url?asset=${asset}`);
 
 test('a signed recording URL streams the WAV, whole or by byte range, without credentials', async () => {
   const { url, expiresAt } = await assetUrl(recorded.id, 'recording');
-  assert.match(url, new RegExp(`^http://localhost(:\\d+)?/api/v1/calls/${recorded.id}/recording\\.wav\\?expires=\\d+&signature=[0-9a-f]{64}$`));
+  assert.match(
+    url,
+    new RegExp(
+      `^http://localhost(:\\d+)?/api/v1/calls/${recorded.id}/recording\\.wav\\?expires=\\d+&signature=[0-9a-f]{64}$`,
+    ),
+  );
   assert.equal(Date.parse(expiresAt) - kit.clock.now().getTime() <= 15 * 60_000, true);
   assert.ok(Date.parse(expiresAt) - kit.clock.now().getTime() > 14 * 60_000, 'valid for 15 minutes');
 
@@ -66,7 +83,7 @@ test('a signed recording URL streams the WAV, whole or by byte range, without cr
   assert.equal(multi.rawPayload.length, size);
 });
 
-test('a missing, altered, expired or other call\'s signature is 403', async () => {
+test("a missing, altered, expired or other call's signature is 403", async () => {
   const { url } = await assetUrl(recorded.id, 'recording');
   const parsed = new URL(url);
   const signature = parsed.searchParams.get('signature')!;
@@ -87,13 +104,26 @@ test('a missing, altered, expired or other call\'s signature is 403', async () =
     assert.equal(errorBody(response).error, 'forbidden');
   }
   // Even with the account's own credentials, the recording needs its signature.
-  assert.equal((await kit.t.app.inject({ method: 'GET', url: `/api/v1/calls/${recorded.id}/recording.wav`, headers: account.user.headers })).statusCode, 403);
+  assert.equal(
+    (
+      await kit.t.app.inject({
+        method: 'GET',
+        url: `/api/v1/calls/${recorded.id}/recording.wav`,
+        headers: account.user.headers,
+      })
+    ).statusCode,
+    403,
+  );
 
   kit.clock.advance(15 * 60_000 + 1_000);
   const expired = await fetchUrl(pathOf(url));
   assert.equal(expired.statusCode, 403);
   assert.match(errorBody(expired).message, /expired/);
-  assert.equal((await fetchUrl(pathOf((await assetUrl(recorded.id, 'recording')).url))).statusCode, 200, 'a fresh URL works');
+  assert.equal(
+    (await fetchUrl(pathOf((await assetUrl(recorded.id, 'recording')).url))).statusCode,
+    200,
+    'a fresh URL works',
+  );
 });
 
 test('a signed transcript URL serves transcript.json without credentials; members read it with theirs', async () => {
@@ -101,12 +131,20 @@ test('a signed transcript URL serves transcript.json without credentials; member
   assert.match(url, /\/transcript\.json\?expires=/);
   const signed = await fetchUrl(pathOf(url));
   assert.equal(signed.statusCode, 200, signed.body);
-  const withKey = await kit.t.app.inject({ method: 'GET', url: `/api/v1/calls/${recorded.id}/transcript.json`, headers: account.user.headers });
+  const withKey = await kit.t.app.inject({
+    method: 'GET',
+    url: `/api/v1/calls/${recorded.id}/transcript.json`,
+    headers: account.user.headers,
+  });
   assert.deepEqual(signed.json(), withKey.json());
   assert.ok(signed.json().turns.length > 3);
   const wrongAsset = new URL(url);
   wrongAsset.pathname = wrongAsset.pathname.replace('transcript.json', 'recording.wav');
-  assert.equal((await fetchUrl(pathOf(wrongAsset.toString()))).statusCode, 403, 'a transcript signature does not open the recording');
+  assert.equal(
+    (await fetchUrl(pathOf(wrongAsset.toString()))).statusCode,
+    403,
+    'a transcript signature does not open the recording',
+  );
   const bad = await api(kit.t, account.user).send('GET', `/calls/${recorded.id}/asset-url?asset=video`);
   assert.equal(bad.statusCode, 400);
 });
@@ -157,13 +195,24 @@ test('post-call: a provider reports a call it carried; the report sets status, t
   assert.equal(call.status, 'completed');
   assert.equal(call.durationSeconds, 60);
   assert.equal(call.disposition, 'interested');
-  assert.deepEqual(call.transcript.map((turn: { text: string }) => turn.text), ['Hello!', 'Hi, sure.']);
+  assert.deepEqual(
+    call.transcript.map((turn: { text: string }) => turn.text),
+    ['Hello!', 'Hi, sure.'],
+  );
   const telephony = call.costItems.find((item: { kind: string }) => item.kind === 'telephony');
   assert.equal(Number(telephony.quantity), 1, 'one minute');
-  assert.equal(call.costItems.reduce((sum: bigint, item: { amountUsd: string }) => sum + micros(item.amountUsd), 0n), micros(call.totalCostUsd));
+  assert.equal(
+    call.costItems.reduce((sum: bigint, item: { amountUsd: string }) => sum + micros(item.amountUsd), 0n),
+    micros(call.totalCostUsd),
+  );
   const events = await callEvents(kit.t, account.user, dialing.id);
 
-  const again = await providerPost('post-call', { ...report, status: 'failed', durationSeconds: 5, disposition: 'not_interested' });
+  const again = await providerPost('post-call', {
+    ...report,
+    status: 'failed',
+    durationSeconds: 5,
+    disposition: 'not_interested',
+  });
   assert.equal(again.statusCode, 200);
   assert.deepEqual(again.json(), { callId: dialing.id, status: 'completed', duplicate: true });
   assert.deepEqual(await api(kit.t, account.user).ok('GET', `/calls/${dialing.id}`), call, 'nothing changed');
@@ -173,7 +222,13 @@ test('post-call: a provider reports a call it carried; the report sets status, t
 test('provider callbacks need a valid signature within 5 minutes; bad input is 400; unknown calls 404', async () => {
   const body = { callId: recorded.id, status: 'completed', durationSeconds: 1 };
   const now = Math.floor(kit.clock.now().getTime() / 1000);
-  for (const options of [{ header: '' }, { header: 'v1=abc' }, { secret: 'another-secret-of-length' }, { at: now - 301 }, { at: now + 301 }]) {
+  for (const options of [
+    { header: '' },
+    { header: 'v1=abc' },
+    { secret: 'another-secret-of-length' },
+    { at: now - 301 },
+    { at: now + 301 },
+  ]) {
     const response = await providerPost('post-call', body, options);
     assert.equal(response.statusCode, 401, JSON.stringify(options));
     assert.equal(errorBody(response).error, 'unauthorized');
@@ -181,19 +236,36 @@ test('provider callbacks need a valid signature within 5 minutes; bad input is 4
   const tampered = await kit.t.app.inject({
     method: 'POST',
     url: '/api/v1/internal/voice-provider/post-call',
-    headers: { 'content-type': 'application/json', 'x-service-signature': signatureHeader(SECRET, JSON.stringify(body), now) },
+    headers: {
+      'content-type': 'application/json',
+      'x-service-signature': signatureHeader(SECRET, JSON.stringify(body), now),
+    },
     payload: JSON.stringify({ ...body, durationSeconds: 2 }),
   });
   assert.equal(tampered.statusCode, 401, 'the signature covers the exact body');
   const bad = await providerPost('post-call', { callId: recorded.id, status: 'exploded' });
   assert.equal(bad.statusCode, 400);
   assert.equal(errorBody(bad).error, 'validation_failed');
-  const badKey = await providerPost('post-call', { callId: recorded.id, status: 'completed', recordingStorageKey: '../etc/passwd' });
+  const badKey = await providerPost('post-call', {
+    callId: recorded.id,
+    status: 'completed',
+    recordingStorageKey: '../etc/passwd',
+  });
   assert.equal(badKey.statusCode, 400);
-  const early = await providerPost('post-call', { callId: recorded.id, status: 'completed', answeredAt: '2000-01-01T00:00:00.000Z' });
+  const early = await providerPost('post-call', {
+    callId: recorded.id,
+    status: 'completed',
+    answeredAt: '2000-01-01T00:00:00.000Z',
+  });
   assert.equal(early.statusCode, 400);
-  assert.deepEqual((errorBody(early).details.fields as Array<{ field: string }>).map((f) => f.field), ['body/answeredAt']);
-  const unknown = await providerPost('post-call', { callId: '00000000-0000-4000-8000-000000000001', status: 'completed' });
+  assert.deepEqual(
+    (errorBody(early).details.fields as Array<{ field: string }>).map((f) => f.field),
+    ['body/answeredAt'],
+  );
+  const unknown = await providerPost('post-call', {
+    callId: '00000000-0000-4000-8000-000000000001',
+    status: 'completed',
+  });
   assert.equal(unknown.statusCode, 404);
 });
 
@@ -228,5 +300,8 @@ test('hangup and inject from the service refuse calls that are not live', async 
   await assert.rejects(calls.inject(recorded.id, 'Hello'), /connected call/);
   await assert.rejects(calls.hangup('00000000-0000-4000-8000-000000000001'), /not found/);
   const other = await signUp(kit.t.app);
-  assert.equal((await api(kit.t, other).send('GET', `/calls/${recorded.id}/asset-url?asset=recording`)).statusCode, 404);
+  assert.equal(
+    (await api(kit.t, other).send('GET', `/calls/${recorded.id}/asset-url?asset=recording`)).statusCode,
+    404,
+  );
 });

@@ -7,14 +7,26 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { startJobWorkers } from '../../jobs/workers.js';
-import { callEvents, callingAccount, placeCall, startCallsApp, waitForCall, type CallingAccount, type CallsKit } from '../../../test/calls-kit.js';
+import {
+  callEvents,
+  callingAccount,
+  placeCall,
+  startCallsApp,
+  waitForCall,
+  type CallingAccount,
+  type CallsKit,
+} from '../../../test/calls-kit.js';
 
 let kit: CallsKit;
 let account: CallingAccount;
 
 before(async () => {
   kit = await startCallsApp({ speedup: 5, env: { CALLS_MAX_DURATION_SECONDS: '25', TTS_PROVIDER: 'none' } });
-  account = await callingAccount(kit.t, [{ phone: '+14155550100' }, { phone: '+14155550110' }, { phone: '+14155550101' }]);
+  account = await callingAccount(kit.t, [
+    { phone: '+14155550100' },
+    { phone: '+14155550110' },
+    { phone: '+14155550101' },
+  ]);
 });
 after(() => kit.close());
 
@@ -43,9 +55,17 @@ test('an operator hangs up a queued call: it is cancelled before it dials', asyn
     const call = await waitForCall(kit.t, account.user, waiting);
     assert.equal(call.endReason, 'canceled');
     assert.equal(call.startedAt, null, 'it never dialed');
-    assert.deepEqual((await callEvents(kit.t, account.user, waiting)).map((e) => e.type), ['call.queued', 'call.failed']);
+    assert.deepEqual(
+      (await callEvents(kit.t, account.user, waiting)).map((e) => e.type),
+      ['call.queued', 'call.failed'],
+    );
   } finally {
-    kit.workers = await startJobWorkers({ db: kit.t.infra.database.db, services: kit.t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+    kit.workers = await startJobWorkers({
+      db: kit.t.infra.database.db,
+      services: kit.t.services,
+      log: pino({ level: 'silent' }),
+      pollingIntervalSeconds: 0.5,
+    });
   }
 });
 
@@ -55,7 +75,9 @@ test('injected words are said by the agent on its next turn', async () => {
   assert.equal(live.status, 'connected');
   await kit.t.services.calls.inject(callId, 'This call may be recorded for quality.');
   const call = await waitForCall(kit.t, account.user, callId);
-  const injected = call.transcript.find((turn: { text: string }) => turn.text === 'This call may be recorded for quality.');
+  const injected = call.transcript.find(
+    (turn: { text: string }) => turn.text === 'This call may be recorded for quality.',
+  );
   assert.equal(injected?.speaker, 'agent');
 });
 

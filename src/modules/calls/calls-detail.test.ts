@@ -1,6 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp, call, errorBody, signUp, type Caller, type SignedUp, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  call,
+  errorBody,
+  signUp,
+  type Caller,
+  type SignedUp,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { buildAgent, buildCall, buildContact, type SeededCall } from '../../../test/factories/index.js';
 import { newId } from '../../lib/ids.js';
 import type { CallStatus } from './calls.tables.js';
@@ -12,7 +20,16 @@ let bob: SignedUp;
 /** Alice has one call in each status, one minute apart; the completed one is in a campaign. */
 const base = new Date('2026-03-02T09:00:00.000Z');
 const campaignId = newId();
-const statuses: CallStatus[] = ['completed', 'failed', 'busy', 'no_answer', 'connected', 'dialing', 'ringing', 'queued'];
+const statuses: CallStatus[] = [
+  'completed',
+  'failed',
+  'busy',
+  'no_answer',
+  'connected',
+  'dialing',
+  'ringing',
+  'queued',
+];
 let seeded: SeededCall[] = [];
 
 const get = (url: string, who: Caller = alice) => call(who, 'GET', url);
@@ -50,7 +67,18 @@ test('the call detail has the list fields, the call’s own fields, the transcri
   const itemKeys = Object.keys(listed);
   assert.deepEqual(
     Object.keys(detail).sort(),
-    [...itemKeys, 'agentVersion', 'answeredAt', 'campaignId', 'costItems', 'endReason', 'fromNumber', 'toNumber', 'transcript', 'updatedAt'].sort(),
+    [
+      ...itemKeys,
+      'agentVersion',
+      'answeredAt',
+      'campaignId',
+      'costItems',
+      'endReason',
+      'fromNumber',
+      'toNumber',
+      'transcript',
+      'updatedAt',
+    ].sort(),
   );
   for (const key of itemKeys) assert.deepEqual(detail[key], listed[key], key);
   assert.equal(detail.contactPhone, '+14155550101');
@@ -65,12 +93,26 @@ test('the call detail has the list fields, the call’s own fields, the transcri
 
   assert.deepEqual(
     detail.transcript,
-    call.transcript.map((turn, seq) => ({ seq, speaker: turn.speaker, text: turn.text, startMs: turn.startMs, endMs: turn.endMs })),
+    call.transcript.map((turn, seq) => ({
+      seq,
+      speaker: turn.speaker,
+      text: turn.text,
+      startMs: turn.startMs,
+      endMs: turn.endMs,
+    })),
   );
   assert.equal(detail.costItems.length, call.costItems.length);
   for (const [i, item] of detail.costItems.entries()) {
     const seededItem = call.costItems[i]!;
-    assert.deepEqual(Object.keys(item).sort(), ['amountUsd', 'description', 'id', 'kind', 'quantity', 'unit', 'unitPriceUsd']);
+    assert.deepEqual(Object.keys(item).sort(), [
+      'amountUsd',
+      'description',
+      'id',
+      'kind',
+      'quantity',
+      'unit',
+      'unitPriceUsd',
+    ]);
     assert.equal(item.kind, seededItem.kind);
     assert.equal(item.description, seededItem.description);
     assert.equal(item.unit, seededItem.unit);
@@ -110,7 +152,12 @@ test('the call total follows its cost items as they are added, changed and remov
     })
     .execute();
   assert.equal(await totalOf(), '0.024601');
-  await db.updateTable('call_cost_items').set({ amount_usd: '1.5' }).where('call_id', '=', call.id).where('kind', '=', 'platform').execute();
+  await db
+    .updateTable('call_cost_items')
+    .set({ amount_usd: '1.5' })
+    .where('call_id', '=', call.id)
+    .where('kind', '=', 'platform')
+    .execute();
   assert.equal(await totalOf(), '1.524600');
   await db.deleteFrom('call_cost_items').where('call_id', '=', call.id).execute();
   const detail = (await get(`/api/v1/calls/${call.id}`)).json();
@@ -126,8 +173,17 @@ test('transcript.json answers the turns in spoken order; a call without turns ha
   assert.match(String(response.headers['content-type']), /^application\/json/);
   const body = response.json();
   assert.equal(body.callId, call.id);
-  assert.deepEqual(body.turns.map((turn: { seq: number }) => turn.seq), [0, 1, 2, 3]);
-  assert.deepEqual(body.turns[1], { seq: 1, speaker: 'caller', text: 'Sure, what is it about?', startMs: 3600, endMs: 5100 });
+  assert.deepEqual(
+    body.turns.map((turn: { seq: number }) => turn.seq),
+    [0, 1, 2, 3],
+  );
+  assert.deepEqual(body.turns[1], {
+    seq: 1,
+    speaker: 'caller',
+    text: 'Sure, what is it about?',
+    startMs: 3600,
+    endMs: 5100,
+  });
   const silent = (await get(`/api/v1/calls/${seeded[2]!.id}/transcript.json`)).json();
   assert.deepEqual(silent, { callId: seeded[2]!.id, turns: [] });
 });
@@ -138,33 +194,53 @@ test('a call’s events come oldest first; the account feed newest first, filter
   assert.equal(timeline.statusCode, 200);
   const body = timeline.json();
   assert.equal(body.total, 5);
-  assert.deepEqual(body.events.map((e: { type: string }) => e.type), ['call.queued', 'call.dialing', 'call.ringing', 'call.connected', 'call.completed']);
+  assert.deepEqual(
+    body.events.map((e: { type: string }) => e.type),
+    ['call.queued', 'call.dialing', 'call.ringing', 'call.connected', 'call.completed'],
+  );
   assert.deepEqual(Object.keys(body.events[0]).sort(), ['callId', 'data', 'id', 'occurredAt', 'type']);
   assert.deepEqual(body.events[4].data, { callId: call.id, status: 'completed' });
   const onlyCompleted = (await get(`/api/v1/calls/${call.id}/events?type=call.completed`)).json();
   assert.equal(onlyCompleted.total, 1);
   const paged = (await get(`/api/v1/calls/${call.id}/events?limit=2&offset=2`)).json();
-  assert.deepEqual(paged.events.map((e: { type: string }) => e.type), ['call.ringing', 'call.connected']);
+  assert.deepEqual(
+    paged.events.map((e: { type: string }) => e.type),
+    ['call.ringing', 'call.connected'],
+  );
 
   const allEvents = seeded.flatMap((c) => c.events.map((e) => ({ ...e, callId: c.id })));
   const feed = (await get('/api/v1/events?limit=500')).json();
   assert.equal(feed.total, allEvents.length);
   const times = feed.events.map((e: { occurredAt: string }) => e.occurredAt);
   assert.deepEqual(times, [...times].sort().reverse());
-  assert.ok(feed.events.every((e: { callId: string }) => seeded.some((c) => c.id === e.callId)), 'only the account’s own events');
+  assert.ok(
+    feed.events.every((e: { callId: string }) => seeded.some((c) => c.id === e.callId)),
+    'only the account’s own events',
+  );
 
   const failed = (await get('/api/v1/events?type=call.failed&limit=500')).json();
   assert.equal(failed.total, allEvents.filter((e) => e.type === 'call.failed').length);
   assert.ok(failed.total > 0 && failed.events.every((e: { type: string }) => e.type === 'call.failed'));
 
   const ofCall = (await get(`/api/v1/events?callId=${call.id}`)).json();
-  assert.deepEqual(ofCall.events.map((e: { type: string }) => e.type), ['call.completed', 'call.connected', 'call.ringing', 'call.dialing', 'call.queued']);
+  assert.deepEqual(
+    ofCall.events.map((e: { type: string }) => e.type),
+    ['call.completed', 'call.connected', 'call.ringing', 'call.dialing', 'call.queued'],
+  );
   const ofCallTyped = (await get(`/api/v1/events?callId=${call.id}&type=call.queued`)).json();
   assert.equal(ofCallTyped.total, 1);
   const page = (await get('/api/v1/events?limit=3&offset=1')).json();
-  assert.deepEqual(page.events.map((e: { id: string }) => e.id), feed.events.slice(1, 4).map((e: { id: string }) => e.id));
+  assert.deepEqual(
+    page.events.map((e: { id: string }) => e.id),
+    feed.events.slice(1, 4).map((e: { id: string }) => e.id),
+  );
 
-  for (const url of ['/api/v1/events?type=call.exploded', '/api/v1/events?callId=nope', '/api/v1/events?limit=0', `/api/v1/calls/${call.id}/events?type=x`]) {
+  for (const url of [
+    '/api/v1/events?type=call.exploded',
+    '/api/v1/events?callId=nope',
+    '/api/v1/events?limit=0',
+    `/api/v1/calls/${call.id}/events?type=x`,
+  ]) {
     const bad = await get(url);
     assert.equal(bad.statusCode, 400, url);
     assert.equal(errorBody(bad).error, 'validation_failed');
@@ -191,7 +267,10 @@ test("another account's call answers 404 on every per-call route, like a missing
 test('a malformed call id is 400; an unknown one 404', async () => {
   const bad = await get('/api/v1/calls/not-a-uuid');
   assert.equal(bad.statusCode, 400);
-  assert.deepEqual((errorBody(bad).details.fields as { field: string }[]).map((f) => f.field), ['params/id']);
+  assert.deepEqual(
+    (errorBody(bad).details.fields as { field: string }[]).map((f) => f.field),
+    ['params/id'],
+  );
   assert.equal((await get(`/api/v1/calls/${newId()}/transcript.json`)).statusCode, 404);
 });
 
@@ -211,8 +290,19 @@ test('deleting an account takes its calls, their rows and its counts with it', a
   for (const status of statuses) await buildCall(erin, { status, agentId: agent.id });
   assert.equal((await get('/api/v1/calls', erin)).json().total, statuses.length);
   await db.deleteFrom('accounts').where('id', '=', erin.accountId).execute();
-  for (const table of ['calls', 'call_counts', 'call_events', 'call_event_type_counts', 'call_cost_items', 'call_transcript_turns'] as const) {
-    const left = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', erin.accountId).executeTakeFirstOrThrow();
+  for (const table of [
+    'calls',
+    'call_counts',
+    'call_events',
+    'call_event_type_counts',
+    'call_cost_items',
+    'call_transcript_turns',
+  ] as const) {
+    const left = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', erin.accountId)
+      .executeTakeFirstOrThrow();
     assert.equal(left.n, 0, table);
   }
   assert.equal((await get('/api/v1/calls')).json().total, statuses.length, 'other accounts are untouched');

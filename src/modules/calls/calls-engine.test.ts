@@ -42,12 +42,20 @@ const PHONES = {
 before(async () => {
   kit = await startCallsApp();
   admin = await signUp(kit.t.app);
-  await kit.t.infra.database.db.updateTable('users').set({ is_platform_admin: true }).where('id', '=', admin.userId).execute();
+  await kit.t.infra.database.db
+    .updateTable('users')
+    .set({ is_platform_admin: true })
+    .where('id', '=', admin.userId)
+    .execute();
   // Prices that make every line of a call count: the built-in engines are repriced, the US rate and a platform fee set.
   const asAdmin = api(kit.t, { headers: { cookie: admin.cookie } });
-  const models = async (kind: string) => (await asAdmin.ok('GET', `/admin/models/${kind}?limit=100`)).models as Array<{ id: string; isDefault: boolean }>;
+  const models = async (kind: string) =>
+    (await asAdmin.ok('GET', `/admin/models/${kind}?limit=100`)).models as Array<{ id: string; isDefault: boolean }>;
   const defaultOf = async (kind: string) => (await models(kind)).find((m) => m.isDefault)!.id;
-  await asAdmin.ok('PATCH', `/admin/models/llm/${await defaultOf('llm')}`, { inputPer1kTokensUsd: '0.0015', outputPer1kTokensUsd: '0.006' });
+  await asAdmin.ok('PATCH', `/admin/models/llm/${await defaultOf('llm')}`, {
+    inputPer1kTokensUsd: '0.0015',
+    outputPer1kTokensUsd: '0.006',
+  });
   await asAdmin.ok('PATCH', `/admin/models/tts/${await defaultOf('tts')}`, { per1kCharactersUsd: '0.015' });
   await asAdmin.ok('PATCH', `/admin/models/stt/${await defaultOf('stt')}`, { perMinuteUsd: '0.0043' });
   await asAdmin.ok('PUT', '/admin/rates/telephony', {
@@ -73,7 +81,8 @@ before(async () => {
 });
 after(() => kit.close());
 
-const eventTypes = async (callId: string, who = account.user) => (await callEvents(kit.t, who, callId)).map((e) => e.type);
+const eventTypes = async (callId: string, who = account.user) =>
+  (await callEvents(kit.t, who, callId)).map((e) => e.type);
 
 /** The recording through a signed URL, decoded. */
 async function recordingOf(callId: string) {
@@ -106,7 +115,10 @@ test('a person who answers and agrees: connected, a real conversation, costs, a 
   assert.equal(turns[0]!.text, SALES_AGENT.firstMessage);
   assert.equal(turns[1]!.speaker, 'caller');
   assert.match(turns[1]!.text, /Ada/, 'the person answers as the contact');
-  assert.ok(turns.some((turn) => turn.text.includes('It starts at 49 dollars a month')), 'an FAQ answered');
+  assert.ok(
+    turns.some((turn) => turn.text.includes('It starts at 49 dollars a month')),
+    'an FAQ answered',
+  );
   assert.equal(turns.at(-1)!.text, 'Great, I will send you an invite.');
   for (const [i, turn] of turns.entries()) {
     assert.ok(turn.endMs > turn.startMs, 'every turn lasts');
@@ -124,13 +136,23 @@ test('a person who answers and agrees: connected, a real conversation, costs, a 
     'call.completed',
   ]);
 
-  assert.deepEqual(call.costItems.map((item: { kind: string }) => item.kind).sort(), ['llm', 'llm', 'platform', 'stt', 'telephony', 'tts']);
+  assert.deepEqual(call.costItems.map((item: { kind: string }) => item.kind).sort(), [
+    'llm',
+    'llm',
+    'platform',
+    'stt',
+    'telephony',
+    'tts',
+  ]);
   const telephony = call.costItems.find((item: { kind: string }) => item.kind === 'telephony');
   assert.equal(telephony.description, 'Outbound minutes (US)');
   assert.equal(Number(telephony.unitPriceUsd), 0.014);
   // durationSeconds at 0.014 a minute, rounded half up to the micro-dollar.
   assert.equal(micros(telephony.amountUsd), (BigInt(call.durationSeconds) * 14_000n + 30n) / 60n);
-  assert.ok(call.costItems.every((item: { amountUsd: string }) => micros(item.amountUsd) > 0n), 'every line costs something');
+  assert.ok(
+    call.costItems.every((item: { amountUsd: string }) => micros(item.amountUsd) > 0n),
+    'every line costs something',
+  );
   assertCostsAddUp(call);
 
   const { audio } = await recordingOf(callId);
@@ -138,7 +160,8 @@ test('a person who answers and agrees: connected, a real conversation, costs, a 
   assert.equal(audio.sampleRate, 8000);
   const seconds = audio.samples.length / 2 / audio.sampleRate;
   assert.ok(Math.abs(seconds - call.durationSeconds) <= 1, `recording ${seconds} s, call ${call.durationSeconds} s`);
-  const energy = (channel: 0 | 1) => audio.samples.reduce((sum, sample, i) => (i % 2 === channel ? sum + Math.abs(sample) : sum), 0);
+  const energy = (channel: 0 | 1) =>
+    audio.samples.reduce((sum, sample, i) => (i % 2 === channel ? sum + Math.abs(sample) : sum), 0);
   assert.ok(energy(0) > 0 && energy(1) > 0, 'both sides speak on their own channel');
 
   const agent = await api(kit.t, account.user).ok('GET', `/agents/${account.agentId}`);
@@ -151,11 +174,20 @@ test('an answering machine: the agent leaves its message after the beep', async 
   assert.equal(call.status, 'completed');
   assert.equal(call.endReason, 'voicemail');
   assert.equal(call.disposition, 'voicemail');
-  assert.deepEqual(call.transcript.map((turn: { speaker: string }) => turn.speaker), ['caller', 'agent']);
+  assert.deepEqual(
+    call.transcript.map((turn: { speaker: string }) => turn.speaker),
+    ['caller', 'agent'],
+  );
   assert.match(call.transcript[0].text, /reached Vera.*leave a message after the beep/);
   assert.equal(call.transcript[1].text, SALES_AGENT.voicemail.message);
   const types = await eventTypes(callId);
-  assert.deepEqual(types.slice(0, 5), ['call.queued', 'call.dialing', 'call.ringing', 'call.connected', 'call.voicemail']);
+  assert.deepEqual(types.slice(0, 5), [
+    'call.queued',
+    'call.dialing',
+    'call.ringing',
+    'call.connected',
+    'call.voicemail',
+  ]);
   assert.equal(types.at(-1), 'call.completed');
   assertCostsAddUp(call);
   const { audio } = await recordingOf(callId);
@@ -163,17 +195,38 @@ test('an answering machine: the agent leaves its message after the beep', async 
 });
 
 test('an answering machine, for an agent set to hang up: no message', async () => {
-  const other = await callingAccount(kit.t, [{ phone: PHONES.voicemail }], { ...SALES_AGENT, voicemail: { action: 'hang_up' } });
+  const other = await callingAccount(kit.t, [{ phone: PHONES.voicemail }], {
+    ...SALES_AGENT,
+    voicemail: { action: 'hang_up' },
+  });
   const call = await waitForCall(kit.t, other.user, await placeCall(kit.t, other, PHONES.voicemail));
   assert.equal(call.endReason, 'voicemail');
-  assert.deepEqual(call.transcript.map((turn: { speaker: string }) => turn.speaker), ['caller']);
+  assert.deepEqual(
+    call.transcript.map((turn: { speaker: string }) => turn.speaker),
+    ['caller'],
+  );
 });
 
 test('busy, no answer and a number not in service end without connecting, cost nothing and have no recording', async () => {
   const expected = [
-    { phone: PHONES.busy, status: 'busy', endReason: 'busy', events: ['call.queued', 'call.dialing', 'call.disposition_set', 'call.failed'] },
-    { phone: PHONES.noAnswer, status: 'no_answer', endReason: 'no_answer', events: ['call.queued', 'call.dialing', 'call.ringing', 'call.disposition_set', 'call.failed'] },
-    { phone: PHONES.failed, status: 'failed', endReason: 'failed: The number is not in service.', events: ['call.queued', 'call.dialing', 'call.disposition_set', 'call.failed'] },
+    {
+      phone: PHONES.busy,
+      status: 'busy',
+      endReason: 'busy',
+      events: ['call.queued', 'call.dialing', 'call.disposition_set', 'call.failed'],
+    },
+    {
+      phone: PHONES.noAnswer,
+      status: 'no_answer',
+      endReason: 'no_answer',
+      events: ['call.queued', 'call.dialing', 'call.ringing', 'call.disposition_set', 'call.failed'],
+    },
+    {
+      phone: PHONES.failed,
+      status: 'failed',
+      endReason: 'failed: The number is not in service.',
+      events: ['call.queued', 'call.dialing', 'call.disposition_set', 'call.failed'],
+    },
   ];
   const callIds = await Promise.all(expected.map((row) => placeCall(kit.t, account, row.phone)));
   for (const [i, row] of expected.entries()) {
@@ -201,7 +254,10 @@ test('a person who hangs up during the opening line', async () => {
   assert.equal(call.status, 'completed');
   assert.equal(call.endReason, 'caller_hangup');
   assert.equal(call.disposition, null);
-  assert.deepEqual(call.transcript.map((turn: { text: string }) => turn.text), [SALES_AGENT.firstMessage]);
+  assert.deepEqual(
+    call.transcript.map((turn: { text: string }) => turn.text),
+    [SALES_AGENT.firstMessage],
+  );
   assertCostsAddUp(call);
 });
 
@@ -210,11 +266,20 @@ test('personas: objections then a transfer, a callback, a refusal, and a persona
     ...SALES_AGENT,
     transfer: { number: '+14155550199', whenToTransfer: 'When they ask for a person.' },
   });
-  const transferred = await waitForCall(kit.t, transferring.user, await placeCall(kit.t, transferring, PHONES.hesitant));
+  const transferred = await waitForCall(
+    kit.t,
+    transferring.user,
+    await placeCall(kit.t, transferring, PHONES.hesitant),
+  );
   assert.equal(transferred.endReason, 'transferred');
   assert.equal(transferred.disposition, 'transferred');
-  const transferEvents = (await callEvents(kit.t, transferring.user, transferred.id)).filter((e) => e.type === 'call.transferred');
-  assert.deepEqual(transferEvents.map((e) => e.data), [{ callId: transferred.id, to: '+14155550199' }]);
+  const transferEvents = (await callEvents(kit.t, transferring.user, transferred.id)).filter(
+    (e) => e.type === 'call.transferred',
+  );
+  assert.deepEqual(
+    transferEvents.map((e) => e.data),
+    [{ callId: transferred.id, to: '+14155550199' }],
+  );
   const said = transferred.transcript.map((turn: { text: string }) => turn.text);
   assert.ok(said.includes('Most teams earn it back in the first month.'), 'the objection was answered');
   assert.ok(said.includes('Could I speak to a real person about this?'));
@@ -253,7 +318,9 @@ test('asking to stop calling puts the number on the do-not-call list at once; th
   assert.equal(contact.dnc, true);
 
   const before = (await ok('GET', '/calls?limit=1')).total;
-  const refused = await send('POST', `/crm/contacts/${account.contacts.get(PHONES.stopCalling)}/call`, { agentId: account.agentId });
+  const refused = await send('POST', `/crm/contacts/${account.contacts.get(PHONES.stopCalling)}/call`, {
+    agentId: account.agentId,
+  });
   assert.equal(refused.statusCode, 409);
   assert.equal(errorBody(refused).error, 'dnc_listed');
   assert.equal((await ok('GET', '/calls?limit=1')).total, before, 'no call written');
@@ -284,7 +351,12 @@ test('refusals write nothing: a listed number, an agent that is not active, no n
   const listed = await place(second.id, { agentId: agent.id });
   assert.equal(listed.statusCode, 409);
   assert.equal(errorBody(listed).error, 'dnc_listed');
-  for (const body of [{}, { agentId: 'nope' }, { agentId: agent.id, extra: 1 }, { agentId: agent.id, fromNumberId: 'x' }]) {
+  for (const body of [
+    {},
+    { agentId: 'nope' },
+    { agentId: agent.id, extra: 1 },
+    { agentId: agent.id, fromNumberId: 'x' },
+  ]) {
     const bad = await place(first.id, body);
     assert.equal(bad.statusCode, 400, JSON.stringify(body));
     assert.equal(errorBody(bad).error, 'validation_failed');
@@ -303,7 +375,13 @@ test("another account's contact, agent, number or call answers 404 on every rout
   const cases: Array<[string, Awaited<ReturnType<typeof send>>]> = [
     ['contact', await send('POST', `/crm/contacts/${othersContact}/call`, { agentId: stranger.agentId })],
     ['agent', await send('POST', `/crm/contacts/${ownContact}/call`, { agentId: account.agentId })],
-    ['number', await send('POST', `/crm/contacts/${ownContact}/call`, { agentId: stranger.agentId, fromNumberId: account.numberId })],
+    [
+      'number',
+      await send('POST', `/crm/contacts/${ownContact}/call`, {
+        agentId: stranger.agentId,
+        fromNumberId: account.numberId,
+      }),
+    ],
     ['asset-url', await send('GET', `/calls/${othersCall}/asset-url?asset=transcript`)],
     ['disposition', await send('PATCH', `/calls/${othersCall}/disposition`, { disposition: 'interested' })],
     ['transcript', await send('GET', `/calls/${othersCall}/transcript.json`)],
@@ -329,11 +407,25 @@ test('a call is pinned to the agent version it started with', async () => {
   assert.equal(again.transcript[0].text, SALES_AGENT.firstMessage);
   // A settings change does not make a version: the next call stays on 2.
   await ok('PATCH', `/agents/${pinned.agentId}`, { name: 'Renamed' });
-  assert.equal((await waitForCall(kit.t, pinned.user, await placeCall(kit.t, pinned, PHONES.notInterested))).agentVersion, 2);
+  assert.equal(
+    (await waitForCall(kit.t, pinned.user, await placeCall(kit.t, pinned, PHONES.notInterested))).agentVersion,
+    2,
+  );
 });
 
 test('calls over the account limit wait in the queue and start as slots free; never more live at once', async () => {
-  const busy = await callingAccount(kit.t, [PHONES.interested, PHONES.callback, PHONES.notInterested, PHONES.hesitant, PHONES.voicemail, PHONES.hangsUpEarly, PHONES.stopCalling].map((phone) => ({ phone })));
+  const busy = await callingAccount(
+    kit.t,
+    [
+      PHONES.interested,
+      PHONES.callback,
+      PHONES.notInterested,
+      PHONES.hesitant,
+      PHONES.voicemail,
+      PHONES.hangsUpEarly,
+      PHONES.stopCalling,
+    ].map((phone) => ({ phone })),
+  );
   const phones = [...busy.contacts.keys()];
   const callIds = await Promise.all(phones.map((phone) => placeCall(kit.t, busy, phone)));
   const calls = await Promise.all(callIds.map((id) => waitForCall(kit.t, busy.user, id)));
@@ -352,7 +444,7 @@ test('calls over the account limit wait in the queue and start as slots free; ne
   assert.ok(queuedFirst.length >= 2, 'the last two waited for a slot');
 });
 
-test('PATCH disposition: an active code of the account replaces the engine\'s; anything else is 400 and changes nothing', async () => {
+test("PATCH disposition: an active code of the account replaces the engine's; anything else is 400 and changes nothing", async () => {
   const { ok, send } = api(kit.t, account.user);
   const callId = await placeCall(kit.t, account, PHONES.callback);
   const call = await waitForCall(kit.t, account.user, callId);
@@ -361,7 +453,12 @@ test('PATCH disposition: an active code of the account replaces the engine\'s; a
   assert.equal(changed.disposition, 'appointment_booked');
   const last = (await callEvents(kit.t, account.user, callId)).at(-1)!;
   assert.equal(last.type, 'call.disposition_set');
-  assert.deepEqual(last.data, { callId, disposition: 'appointment_booked', previous: 'callback_requested', source: 'user' });
+  assert.deepEqual(last.data, {
+    callId,
+    disposition: 'appointment_booked',
+    previous: 'callback_requested',
+    source: 'user',
+  });
   for (const disposition of ['no_such_code', 'Bad Code', '']) {
     const bad = await send('PATCH', `/calls/${callId}/disposition`, { disposition });
     assert.equal(bad.statusCode, 400, disposition);

@@ -9,7 +9,10 @@ export const callsJobs = moduleJobs('calls', {
      * worker. A call waiting for a free slot of its account ends this job; the call that frees the slot starts it again.
      */
     'calls.run': defineJob({
-      payload: Type.Object({ accountId: Type.String({ format: 'uuid' }), callId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
+      payload: Type.Object(
+        { accountId: Type.String({ format: 'uuid' }), callId: Type.String({ format: 'uuid' }) },
+        { additionalProperties: false },
+      ),
       // Never retried: a call cut off by a crash is closed by the sweep, not dialled twice.
       policy: { retryLimit: 0, expireInSeconds: 4 * 3600 },
       concurrency: (config) => config.calls.concurrencyPerWorker,

@@ -74,8 +74,12 @@ export function callQueries(db: Executor) {
 
   function withNames(query: ReturnType<typeof matchingCalls>) {
     return query
-      .leftJoin('contacts as ct', (join) => join.onRef('ct.id', '=', 'c.contact_id').onRef('ct.account_id', '=', 'c.account_id'))
-      .leftJoin('agents as a', (join) => join.onRef('a.id', '=', 'c.agent_id').onRef('a.account_id', '=', 'c.account_id'))
+      .leftJoin('contacts as ct', (join) =>
+        join.onRef('ct.id', '=', 'c.contact_id').onRef('ct.account_id', '=', 'c.account_id'),
+      )
+      .leftJoin('agents as a', (join) =>
+        join.onRef('a.id', '=', 'c.agent_id').onRef('a.account_id', '=', 'c.account_id'),
+      )
       .select(CALL_COLUMNS);
   }
 
@@ -95,14 +99,19 @@ export function callQueries(db: Executor) {
     const newestFirst = <Q extends ReturnType<typeof matchingCalls>>(query: Q) =>
       query.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc') as Q;
     if (page.offset < DEEP_OFFSET) {
-      return newestFirst(withNames(matchingCalls(accountId, filters))).limit(page.limit).offset(page.offset);
+      return newestFirst(withNames(matchingCalls(accountId, filters)))
+        .limit(page.limit)
+        .offset(page.offset);
     }
     const pageIds = newestFirst(matchingCalls(accountId, filters)).select('c.id').limit(page.limit).offset(page.offset);
     return newestFirst(withNames(matchingCalls(accountId, {})).where('c.id', 'in', pageIds));
   }
 
   /** Sums the account's rows of call_counts: one per (status, agent, campaign, has a recording) in use. */
-  async function countFromCounts(accountId: string, filters: Pick<CallFilters, 'status' | 'agentId' | 'campaignId' | 'hasRecording'>) {
+  async function countFromCounts(
+    accountId: string,
+    filters: Pick<CallFilters, 'status' | 'agentId' | 'campaignId' | 'hasRecording'>,
+  ) {
     let query = db
       .selectFrom('call_counts')
       .select(sql<number>`coalesce(sum(calls), 0)::int8`.as('total'))
@@ -116,7 +125,9 @@ export function callQueries(db: Executor) {
 
   /** count(*) over the matching rows, through the index for the filter. */
   async function countByScan(accountId: string, filters: CallFilters): Promise<number> {
-    const row = await matchingCalls(accountId, filters).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+    const row = await matchingCalls(accountId, filters)
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow();
     return row.total;
   }
 
@@ -151,7 +162,9 @@ export function callQueries(db: Executor) {
           'from_number',
           sql<string>`count(*)`.as('calls'),
           sql<string>`count(*) FILTER (WHERE answered_at IS NOT NULL)`.as('answered'),
-          sql<string>`count(*) FILTER (WHERE answered_at IS NOT NULL AND duration_seconds < ${shortSeconds})`.as('short'),
+          sql<string>`count(*) FILTER (WHERE answered_at IS NOT NULL AND duration_seconds < ${shortSeconds})`.as(
+            'short',
+          ),
         ])
         .where('account_id', '=', accountId)
         .where('direction', '=', 'outbound')
@@ -163,7 +176,12 @@ export function callQueries(db: Executor) {
     },
 
     async exists(accountId: string, id: string): Promise<boolean> {
-      const row = await db.selectFrom('calls').select('id').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      const row = await db
+        .selectFrom('calls')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
       return row !== undefined;
     },
 
@@ -210,7 +228,9 @@ export function callQueries(db: Executor) {
         if (filters.type !== undefined) query = query.where('type', '=', filters.type);
         return (await query.executeTakeFirstOrThrow()).total;
       }
-      const row = await matchingEvents(accountId, filters).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const row = await matchingEvents(accountId, filters)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
       return row.total;
     },
   };

@@ -39,10 +39,14 @@ const WavRange = {
   content: { 'audio/wav': { schema: Type.String({ format: 'binary' }) } },
 };
 
-export function callsRoutes(app: App, { calls, config }: { calls: CallsService; config: { publicBaseUrl: string | null } }) {
+export function callsRoutes(
+  app: App,
+  { calls, config }: { calls: CallsService; config: { publicBaseUrl: string | null } },
+) {
   app.get(
     '/calls',
-    { config: { access: read },
+    {
+      config: { access: read },
       schema: {
         tags,
         summary: 'List calls, newest first',
@@ -55,12 +59,21 @@ export function callsRoutes(app: App, { calls, config }: { calls: CallsService; 
   );
   app.get(
     '/calls/:id',
-    { config: { access: read }, schema: { tags, summary: 'Full call detail with transcript and cost line items', params: IdParams, response: responses(CallDetail) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'Full call detail with transcript and cost line items',
+        params: IdParams,
+        response: responses(CallDetail),
+      },
+    },
     async (req) => calls.get(req.auth, req.params.id),
   );
   app.get(
     '/calls/:id/transcript.json',
-    { config: { access: allow.public },
+    {
+      config: { access: allow.public },
       schema: {
         tags,
         summary: 'Transcript of a call, turn by turn',
@@ -75,7 +88,8 @@ export function callsRoutes(app: App, { calls, config }: { calls: CallsService; 
   );
   app.get(
     '/calls/:id/recording.wav',
-    { config: { access: allow.public },
+    {
+      config: { access: allow.public },
       schema: {
         tags,
         summary: 'Stream the recording of a call (signed URL)',
@@ -102,7 +116,8 @@ export function callsRoutes(app: App, { calls, config }: { calls: CallsService; 
   );
   app.get(
     '/calls/:id/asset-url',
-    { config: { access: read },
+    {
+      config: { access: read },
       schema: {
         tags,
         summary: 'A signed URL for the recording or the transcript of a call',
@@ -112,11 +127,18 @@ export function callsRoutes(app: App, { calls, config }: { calls: CallsService; 
         response: responses(AssetUrl),
       },
     },
-    async (req) => calls.assetUrl(req.auth, req.params.id, req.query, config.publicBaseUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.host}`),
+    async (req) =>
+      calls.assetUrl(
+        req.auth,
+        req.params.id,
+        req.query,
+        config.publicBaseUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.host}`,
+      ),
   );
   app.patch(
     '/calls/:id/disposition',
-    { config: { access: write },
+    {
+      config: { access: write },
       schema: {
         tags,
         summary: 'Set the disposition of a call',
@@ -133,7 +155,8 @@ export function callsRoutes(app: App, { calls, config }: { calls: CallsService; 
   );
   app.get(
     '/calls/:id/events',
-    { config: { access: read },
+    {
+      config: { access: read },
       schema: {
         tags,
         summary: 'Events of one call, oldest first',
@@ -146,17 +169,26 @@ export function callsRoutes(app: App, { calls, config }: { calls: CallsService; 
   );
   app.get(
     '/events',
-    { config: { access: read }, schema: { tags, summary: 'Call events of the account, newest first', querystring: ListEventsQuery, response: responses(CallEventList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'Call events of the account, newest first',
+        querystring: ListEventsQuery,
+        response: responses(CallEventList),
+      },
+    },
     async (req) => calls.events(req.auth, req.query),
   );
   app.post(
     '/crm/contacts/:id/call',
-    { config: { access: write },
+    {
+      config: { access: write },
       schema: {
         tags,
         summary: 'Call a contact with an agent',
         description:
-          "Queues the call and answers at once; it starts when the account has a free slot. Refused, with nothing written, when the number is on the do-not-call list (409 dnc_listed), the agent is not active, or the account has no number to call from (409 conflict).",
+          'Queues the call and answers at once; it starts when the account has a free slot. Refused, with nothing written, when the number is on the do-not-call list (409 dnc_listed), the agent is not active, or the account has no number to call from (409 conflict).',
         params: ContactIdParams,
         body: PlaceCallBody,
         response: responses(PlacedCall),
@@ -191,7 +223,8 @@ function voiceProviderRoutes(app: App, calls: CallsService) {
   const providerTags = ['voice provider'];
   app.post(
     '/internal/voice-provider/post-call',
-    { config: { access },
+    {
+      config: { access },
       preValidation: verify,
       schema: {
         tags: providerTags,
@@ -206,7 +239,8 @@ function voiceProviderRoutes(app: App, calls: CallsService) {
   );
   app.post(
     '/internal/voice-provider/inbound',
-    { config: { access },
+    {
+      config: { access },
       preValidation: verify,
       schema: {
         tags: providerTags,

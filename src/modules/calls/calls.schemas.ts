@@ -1,14 +1,31 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Int, Money, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
-import { CALL_DIRECTIONS, CALL_EVENT_TYPES, CALL_STATUSES, COST_ITEM_KINDS, TRANSCRIPT_SPEAKERS } from './calls.tables.js';
+import {
+  CALL_DIRECTIONS,
+  CALL_EVENT_TYPES,
+  CALL_STATUSES,
+  COST_ITEM_KINDS,
+  TRANSCRIPT_SPEAKERS,
+} from './calls.tables.js';
 
 const StringEnum = <const T extends string[]>(values: readonly [...T], description?: string) =>
   Type.Enum(values, { type: 'string', ...(description ? { description } : {}) });
 
 /** SPEC §3: the call statuses a list can be filtered by (`queued` is a status, but not a filter value). */
-export const CALL_STATUS_FILTERS = ['completed', 'failed', 'busy', 'no_answer', 'connected', 'dialing', 'ringing'] as const;
+export const CALL_STATUS_FILTERS = [
+  'completed',
+  'failed',
+  'busy',
+  'no_answer',
+  'connected',
+  'dialing',
+  'ringing',
+] as const;
 
-const Quantity = Type.String({ pattern: '^\\d+(\\.\\d+)?$', description: 'A non-negative decimal number carried as a string.' });
+const Quantity = Type.String({
+  pattern: '^\\d+(\\.\\d+)?$',
+  description: 'A non-negative decimal number carried as a string.',
+});
 
 export const ListCallsQuery = Type.Object(
   {
@@ -16,10 +33,17 @@ export const ListCallsQuery = Type.Object(
     contactId: Type.Optional(Uuid),
     agentId: Type.Optional(Uuid),
     status: Type.Optional(StringEnum(CALL_STATUS_FILTERS)),
-    hasRecording: Type.Optional(StringEnum(['true', 'false'], 'true: only calls with a recording; false: only calls without.')),
-    dateFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Calls created at or after this instant (inclusive).' })),
+    hasRecording: Type.Optional(
+      StringEnum(['true', 'false'], 'true: only calls with a recording; false: only calls without.'),
+    ),
+    dateFrom: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Calls created at or after this instant (inclusive).' }),
+    ),
     dateTo: Type.Optional(
-      Type.String({ format: 'date-time', description: 'Calls created before this instant (exclusive); not before dateFrom.' }),
+      Type.String({
+        format: 'date-time',
+        description: 'Calls created before this instant (exclusive); not before dateFrom.',
+      }),
     ),
     ...PageQuery,
   },
@@ -28,69 +52,89 @@ export const ListCallsQuery = Type.Object(
 export type ListCallsQuery = Static<typeof ListCallsQuery>;
 
 /** SPEC §2 Call item: exactly these fields. */
-export const CallItem = Type.Object({
-  id: Uuid,
-  contactId: Nullable(Uuid),
-  contactFirstName: Nullable(Type.String()),
-  contactLastName: Nullable(Type.String()),
-  contactPhone: Nullable(
-    Type.String({ description: 'The far-end number the call used: the number dialled (outbound) or the caller (inbound).' }),
-  ),
-  agentId: Nullable(Uuid),
-  agentName: Nullable(Type.String({ description: "The agent's name, also when the agent has since been deleted." })),
-  direction: StringEnum(CALL_DIRECTIONS),
-  status: StringEnum(CALL_STATUSES),
-  disposition: Nullable(Type.String()),
-  durationSeconds: Nullable(Type.Integer({ minimum: 0 })),
-  totalCostUsd: Money,
-  recordingStorageKey: Nullable(Type.String()),
-  startedAt: Nullable(DateTime),
-  endedAt: Nullable(DateTime),
-  createdAt: DateTime,
-}, { title: 'Call', description: 'A call as lists show it.' });
+export const CallItem = Type.Object(
+  {
+    id: Uuid,
+    contactId: Nullable(Uuid),
+    contactFirstName: Nullable(Type.String()),
+    contactLastName: Nullable(Type.String()),
+    contactPhone: Nullable(
+      Type.String({
+        description: 'The far-end number the call used: the number dialled (outbound) or the caller (inbound).',
+      }),
+    ),
+    agentId: Nullable(Uuid),
+    agentName: Nullable(Type.String({ description: "The agent's name, also when the agent has since been deleted." })),
+    direction: StringEnum(CALL_DIRECTIONS),
+    status: StringEnum(CALL_STATUSES),
+    disposition: Nullable(Type.String()),
+    durationSeconds: Nullable(Type.Integer({ minimum: 0 })),
+    totalCostUsd: Money,
+    recordingStorageKey: Nullable(Type.String()),
+    startedAt: Nullable(DateTime),
+    endedAt: Nullable(DateTime),
+    createdAt: DateTime,
+  },
+  { title: 'Call', description: 'A call as lists show it.' },
+);
 
 export const CallList = Type.Object({ calls: Type.Array(CallItem), ...PageFields }, { title: 'CallPage' });
 
-export const TranscriptTurn = Type.Object({
-  seq: Type.Integer({ minimum: 0, description: 'Position of the turn in the call, from 0.' }),
-  speaker: StringEnum(TRANSCRIPT_SPEAKERS),
-  text: Type.String(),
-  startMs: Nullable(Type.Integer({ minimum: 0, description: 'Offset from the start of the call.' })),
-  endMs: Nullable(Type.Integer({ minimum: 0 })),
-}, { title: 'TranscriptTurn' });
+export const TranscriptTurn = Type.Object(
+  {
+    seq: Type.Integer({ minimum: 0, description: 'Position of the turn in the call, from 0.' }),
+    speaker: StringEnum(TRANSCRIPT_SPEAKERS),
+    text: Type.String(),
+    startMs: Nullable(Type.Integer({ minimum: 0, description: 'Offset from the start of the call.' })),
+    endMs: Nullable(Type.Integer({ minimum: 0 })),
+  },
+  { title: 'TranscriptTurn' },
+);
 
-export const CostItem = Type.Object({
-  id: Uuid,
-  kind: StringEnum(COST_ITEM_KINDS),
-  description: Type.String(),
-  quantity: Quantity,
-  unit: Type.String({ examples: ['minute', '1k_tokens', 'character'] }),
-  unitPriceUsd: Money,
-  amountUsd: Money,
-}, { title: 'CostItem' });
+export const CostItem = Type.Object(
+  {
+    id: Uuid,
+    kind: StringEnum(COST_ITEM_KINDS),
+    description: Type.String(),
+    quantity: Quantity,
+    unit: Type.String({ examples: ['minute', '1k_tokens', 'character'] }),
+    unitPriceUsd: Money,
+    amountUsd: Money,
+  },
+  { title: 'CostItem' },
+);
 
-export const CallDetail = Type.Object({
-  ...CallItem.properties,
-  agentVersion: Nullable(Type.Integer({ minimum: 1, description: 'The agent version the call started with.' })),
-  campaignId: Nullable(Uuid),
-  fromNumber: Nullable(Type.String()),
-  toNumber: Nullable(Type.String()),
-  answeredAt: Nullable(DateTime),
-  endReason: Nullable(Type.String()),
-  updatedAt: DateTime,
-  transcript: Type.Array(TranscriptTurn, { description: 'Turns in spoken order.' }),
-  costItems: Type.Array(CostItem, { description: 'Line items; their amounts add up to totalCostUsd.' }),
-}, { title: 'CallDetail', description: 'A call in full, with its transcript and cost line items.' });
+export const CallDetail = Type.Object(
+  {
+    ...CallItem.properties,
+    agentVersion: Nullable(Type.Integer({ minimum: 1, description: 'The agent version the call started with.' })),
+    campaignId: Nullable(Uuid),
+    fromNumber: Nullable(Type.String()),
+    toNumber: Nullable(Type.String()),
+    answeredAt: Nullable(DateTime),
+    endReason: Nullable(Type.String()),
+    updatedAt: DateTime,
+    transcript: Type.Array(TranscriptTurn, { description: 'Turns in spoken order.' }),
+    costItems: Type.Array(CostItem, { description: 'Line items; their amounts add up to totalCostUsd.' }),
+  },
+  { title: 'CallDetail', description: 'A call in full, with its transcript and cost line items.' },
+);
 
-export const CallTranscript = Type.Object({ callId: Uuid, turns: Type.Array(TranscriptTurn) }, { title: 'CallTranscript', description: 'The transcript of a call, turn by turn.' });
+export const CallTranscript = Type.Object(
+  { callId: Uuid, turns: Type.Array(TranscriptTurn) },
+  { title: 'CallTranscript', description: 'The transcript of a call, turn by turn.' },
+);
 
-export const CallEvent = Type.Object({
-  id: Uuid,
-  callId: Nullable(Uuid),
-  type: StringEnum(CALL_EVENT_TYPES),
-  occurredAt: DateTime,
-  data: Type.Record(Type.String(), Type.Unknown(), { description: 'What the event carries; depends on its type.' }),
-}, { title: 'CallEvent', description: 'Something that happened during a call.' });
+export const CallEvent = Type.Object(
+  {
+    id: Uuid,
+    callId: Nullable(Uuid),
+    type: StringEnum(CALL_EVENT_TYPES),
+    occurredAt: DateTime,
+    data: Type.Record(Type.String(), Type.Unknown(), { description: 'What the event carries; depends on its type.' }),
+  },
+  { title: 'CallEvent', description: 'Something that happened during a call.' },
+);
 
 export const CallEventList = Type.Object({ events: Type.Array(CallEvent), ...PageFields }, { title: 'CallEventPage' });
 
@@ -107,24 +151,38 @@ export const ListCallEventsQuery = Type.Object(
 export type ListCallEventsQuery = Static<typeof ListCallEventsQuery>;
 
 /** A code: lower-case letters, digits and underscores, starting with a letter. */
-const DispositionCode = Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'A disposition code of the account.' });
-const E164 = Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'A phone number in E.164 form (+14155550123).' });
+const DispositionCode = Type.String({
+  pattern: '^[a-z][a-z0-9_]{0,63}$',
+  description: 'A disposition code of the account.',
+});
+const E164 = Type.String({
+  pattern: '^\\+[1-9]\\d{6,14}$',
+  description: 'A phone number in E.164 form (+14155550123).',
+});
 
 export const ContactIdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
 export const PlaceCallBody = Type.Object(
   {
     agentId: Type.String({ format: 'uuid', description: 'An active agent of the account.' }),
-    fromNumberId: Type.Optional(Type.String({ format: 'uuid', description: "One of the account's phone numbers; by default its default number." })),
+    fromNumberId: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description: "One of the account's phone numbers; by default its default number.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type PlaceCallBody = Static<typeof PlaceCallBody>;
 
-export const PlacedCall = Type.Object({
-  callId: Uuid,
-  status: StringEnum(CALL_STATUSES, 'queued: the call waits for a free slot of the account and starts on its own.'),
-}, { title: 'PlacedCall', description: 'The call just placed.' });
+export const PlacedCall = Type.Object(
+  {
+    callId: Uuid,
+    status: StringEnum(CALL_STATUSES, 'queued: the call waits for a free slot of the account and starts on its own.'),
+  },
+  { title: 'PlacedCall', description: 'The call just placed.' },
+);
 
 export const DispositionBody = Type.Object({ disposition: DispositionCode }, { additionalProperties: false });
 export type DispositionBody = Static<typeof DispositionBody>;
@@ -138,10 +196,13 @@ export const AssetUrlQuery = Type.Object(
 );
 export type AssetUrlQuery = Static<typeof AssetUrlQuery>;
 
-export const AssetUrl = Type.Object({
-  url: Type.String({ description: 'A signed URL that needs no credentials until expiresAt.' }),
-  expiresAt: DateTime,
-}, { title: 'AssetUrl', description: 'A signed URL to a call asset.' });
+export const AssetUrl = Type.Object(
+  {
+    url: Type.String({ description: 'A signed URL that needs no credentials until expiresAt.' }),
+    expiresAt: DateTime,
+  },
+  { title: 'AssetUrl', description: 'A signed URL to a call asset.' },
+);
 
 export const SignedAssetQuery = Type.Object(
   {
@@ -164,12 +225,17 @@ const ReportedTurn = Type.Object(
 
 export const PostCallBody = Type.Object(
   {
-    callId: Type.String({ format: 'uuid', description: 'The call id Parley gave the provider when it placed the call.' }),
+    callId: Type.String({
+      format: 'uuid',
+      description: 'The call id Parley gave the provider when it placed the call.',
+    }),
     providerCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     status: StringEnum(['completed', 'failed', 'busy', 'no_answer'] as const),
     answeredAt: Type.Optional(Nullable(DateTime)),
     endedAt: Type.Optional(DateTime),
-    durationSeconds: Type.Optional(Int({ minimum: 0, maximum: 86_400, description: 'Connected seconds (answer to hang-up).' })),
+    durationSeconds: Type.Optional(
+      Int({ minimum: 0, maximum: 86_400, description: 'Connected seconds (answer to hang-up).' }),
+    ),
     endReason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     disposition: Type.Optional(Nullable(DispositionCode)),
     transcript: Type.Optional(Type.Array(ReportedTurn, { maxItems: 2_000 })),
@@ -190,13 +256,19 @@ export const PostCallBody = Type.Object(
 );
 export type PostCallBody = Static<typeof PostCallBody>;
 
-export const PostCallResult = Type.Object({
-  callId: Uuid,
-  status: StringEnum(CALL_STATUSES),
-  duplicate: Type.Boolean({ description: 'True when the call had already ended: the report changed nothing.' }),
-}, { title: 'PostCallResult' });
+export const PostCallResult = Type.Object(
+  {
+    callId: Uuid,
+    status: StringEnum(CALL_STATUSES),
+    duplicate: Type.Boolean({ description: 'True when the call had already ended: the report changed nothing.' }),
+  },
+  { title: 'PostCallResult' },
+);
 
 export const InboundCallBody = Type.Object({ to: E164, from: E164 }, { additionalProperties: false });
 export type InboundCallBody = Static<typeof InboundCallBody>;
 
-export const InboundCallResult = Type.Object({ callId: Uuid, agentId: Uuid, status: StringEnum(CALL_STATUSES) }, { title: 'InboundCallResult' });
+export const InboundCallResult = Type.Object(
+  { callId: Uuid, agentId: Uuid, status: StringEnum(CALL_STATUSES) },
+  { title: 'InboundCallResult' },
+);

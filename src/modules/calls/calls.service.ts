@@ -31,7 +31,13 @@ const toCallItem = (row: CallRow) => ({
   createdAt: row.created_at.toISOString(),
 });
 
-const toTurn = (row: TurnRow) => ({ seq: row.seq, speaker: row.speaker, text: row.text, startMs: row.start_ms, endMs: row.end_ms });
+const toTurn = (row: TurnRow) => ({
+  seq: row.seq,
+  speaker: row.speaker,
+  text: row.text,
+  startMs: row.start_ms,
+  endMs: row.end_ms,
+});
 
 const toCostItem = (row: CostItemRow) => ({
   id: row.id,
@@ -108,7 +114,10 @@ export function createCallsService(deps: CallOperationsDeps) {
     async list(auth: Auth, query: ListCallsQuery) {
       const filters = callFilters(query);
       const page = { limit: query.limit, offset: query.offset };
-      const [rows, total] = await Promise.all([repo.listPage(auth.accountId, filters, page), repo.count(auth.accountId, filters)]);
+      const [rows, total] = await Promise.all([
+        repo.listPage(auth.accountId, filters, page),
+        repo.count(auth.accountId, filters),
+      ]);
       return envelope('calls', rows.map(toCallItem), total, page);
     },
 

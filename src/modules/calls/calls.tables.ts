@@ -1,7 +1,16 @@
 import type { ColumnType, JSONColumnType } from 'kysely';
 
 /** Every status the call engine moves a call through (DESIGN §4); SPEC §3 lists all but `queued` as filter values. */
-export const CALL_STATUSES = ['queued', 'dialing', 'ringing', 'connected', 'completed', 'failed', 'busy', 'no_answer'] as const;
+export const CALL_STATUSES = [
+  'queued',
+  'dialing',
+  'ringing',
+  'connected',
+  'completed',
+  'failed',
+  'busy',
+  'no_answer',
+] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 
 export const CALL_DIRECTIONS = ['inbound', 'outbound'] as const;

@@ -1,7 +1,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { buildTestApp, call, errorBody, signUp, type Caller, type SignedUp, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  call,
+  errorBody,
+  signUp,
+  type Caller,
+  type SignedUp,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { buildAgent, buildCall, buildContact, type SeededCall } from '../../../test/factories/index.js';
 import { newId } from '../../lib/ids.js';
 import type { CallStatus } from './calls.tables.js';
@@ -14,7 +22,16 @@ let bob: SignedUp;
 const base = new Date('2026-03-02T09:00:00.000Z');
 const minute = (i: number) => new Date(base.getTime() + i * 60_000);
 const campaignId = newId();
-const statuses: CallStatus[] = ['completed', 'failed', 'busy', 'no_answer', 'connected', 'dialing', 'ringing', 'queued'];
+const statuses: CallStatus[] = [
+  'completed',
+  'failed',
+  'busy',
+  'no_answer',
+  'connected',
+  'dialing',
+  'ringing',
+  'queued',
+];
 let seeded: SeededCall[] = [];
 let agents: { id: string; name: string }[] = [];
 let contacts: { id: string; firstName: string | null; lastName: string | null; phone: string }[] = [];
@@ -25,7 +42,10 @@ before(async () => {
   t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000' } });
   alice = await signUp(t.app);
   bob = await signUp(t.app);
-  agents = [await buildAgent(t, { accountId: alice.accountId, name: 'Sales Sally' }), await buildAgent(t, { accountId: alice.accountId, name: 'Support Sam' })];
+  agents = [
+    await buildAgent(t, { accountId: alice.accountId, name: 'Sales Sally' }),
+    await buildAgent(t, { accountId: alice.accountId, name: 'Support Sam' }),
+  ];
   contacts = [
     await buildContact(alice, { firstName: 'Ada', lastName: 'Lovelace', phone: '+14155550101' }),
     await buildContact(alice, { firstName: 'Grace', lastName: null, phone: '+14155550102' }),
@@ -72,7 +92,10 @@ function expectedIds(filters: Filters): string[] {
     .filter((c) => filters.contactId === undefined || c.contact_id === filters.contactId)
     .filter((c) => filters.agentId === undefined || c.agent_id === filters.agentId)
     .filter((c) => filters.status === undefined || c.status === filters.status)
-    .filter((c) => filters.hasRecording === undefined || (c.recording_storage_key !== null) === (filters.hasRecording === 'true'))
+    .filter(
+      (c) =>
+        filters.hasRecording === undefined || (c.recording_storage_key !== null) === (filters.hasRecording === 'true'),
+    )
     .filter((c) => filters.dateFrom === undefined || c.created_at >= new Date(filters.dateFrom))
     .filter((c) => filters.dateTo === undefined || c.created_at < new Date(filters.dateTo))
     .sort((a, b) => b.created_at.getTime() - a.created_at.getTime())
@@ -109,7 +132,10 @@ test('the list is newest first, only the account’s calls, with exactly the SPE
   assert.equal(body.total, 28);
   assert.equal(body.limit, 100);
   assert.equal(body.offset, 0);
-  assert.deepEqual(body.calls.map((c: { id: string }) => c.id), expectedIds({}));
+  assert.deepEqual(
+    body.calls.map((c: { id: string }) => c.id),
+    expectedIds({}),
+  );
   for (const item of body.calls) assert.deepEqual(Object.keys(item).sort(), ITEM_KEYS);
 
   const defaults = (await get('/api/v1/calls')).json();
@@ -186,7 +212,15 @@ test('every filter alone and combined matches the seeded calls, with an exact to
     { agentId: sam!.id, contactId: ada!.id },
     { campaignId, status: 'completed', agentId: sally!.id },
     { contactId: grace!.id, dateFrom: minute(10).toISOString(), dateTo: minute(25).toISOString() },
-    { campaignId, contactId: ada!.id, agentId: sally!.id, status: 'completed', hasRecording: 'true', dateFrom: minute(0).toISOString(), dateTo: minute(28).toISOString() },
+    {
+      campaignId,
+      contactId: ada!.id,
+      agentId: sally!.id,
+      status: 'completed',
+      hasRecording: 'true',
+      dateFrom: minute(0).toISOString(),
+      dateTo: minute(28).toISOString(),
+    },
     { agentId: newId() },
     { campaignId: newId() },
   ];
@@ -195,7 +229,11 @@ test('every filter alone and combined matches the seeded calls, with an exact to
     assert.equal(response.statusCode, 200, JSON.stringify(filters));
     const body = response.json();
     const expected = expectedIds(filters);
-    assert.deepEqual(body.calls.map((c: { id: string }) => c.id), expected, JSON.stringify(filters));
+    assert.deepEqual(
+      body.calls.map((c: { id: string }) => c.id),
+      expected,
+      JSON.stringify(filters),
+    );
     assert.equal(body.total, expected.length, JSON.stringify(filters));
   }
   // The cases above must not be vacuous.
@@ -212,15 +250,25 @@ test('dateFrom is inclusive and dateTo exclusive, to the millisecond; dateFrom a
   assert.ok(!to.calls.some((c: { id: string }) => c.id === seeded[9]!.id));
   assert.equal(from.total + to.total, 28);
   // Any offset works: +01:00 names the same instant.
-  const shifted = (await get(`/api/v1/calls?${query({ dateFrom: '2026-03-02T10:09:00+01:00', dateTo: '2026-03-02T10:10:00+01:00' })}`)).json();
-  assert.deepEqual(shifted.calls.map((c: { id: string }) => c.id), [seeded[9]!.id]);
+  const shifted = (
+    await get(`/api/v1/calls?${query({ dateFrom: '2026-03-02T10:09:00+01:00', dateTo: '2026-03-02T10:10:00+01:00' })}`)
+  ).json();
+  assert.deepEqual(
+    shifted.calls.map((c: { id: string }) => c.id),
+    [seeded[9]!.id],
+  );
 
-  const reversed = await get(`/api/v1/calls?${query({ dateFrom: minute(10).toISOString(), dateTo: minute(9).toISOString() })}`);
+  const reversed = await get(
+    `/api/v1/calls?${query({ dateFrom: minute(10).toISOString(), dateTo: minute(9).toISOString() })}`,
+  );
   assert.equal(reversed.statusCode, 400);
   const error = errorBody(reversed);
   assert.equal(error.error, 'validation_failed');
   assert.match(error.message, /dateFrom/);
-  assert.deepEqual((error.details.fields as { field: string }[]).map((f) => f.field), ['querystring/dateFrom']);
+  assert.deepEqual(
+    (error.details.fields as { field: string }[]).map((f) => f.field),
+    ['querystring/dateFrom'],
+  );
 });
 
 test('limit and offset page through the same order', async () => {
@@ -234,7 +282,10 @@ test('limit and offset page through the same order', async () => {
   }
   assert.deepEqual(pages, all);
   const edge = (await get('/api/v1/calls?limit=1&offset=27')).json();
-  assert.deepEqual(edge.calls.map((c: { id: string }) => c.id), [all[27]]);
+  assert.deepEqual(
+    edge.calls.map((c: { id: string }) => c.id),
+    [all[27]],
+  );
   const past = (await get('/api/v1/calls?limit=500&offset=1000')).json();
   assert.deepEqual(past, { calls: [], total: 28, limit: 500, offset: 1000 });
 });
@@ -255,7 +306,9 @@ test('deep pages (past offset 100, found by id first) keep the same order, ties 
   }));
   await db.insertInto('calls').values(rows).execute();
   const newestFirst = (list: typeof rows) =>
-    [...list].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : -1)).map((r) => r.id);
+    [...list]
+      .sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : -1))
+      .map((r) => r.id);
   for (const [qs, expected] of [
     ['', newestFirst(rows)],
     ['&status=completed', newestFirst(rows.filter((r) => r.status === 'completed'))],
@@ -274,8 +327,14 @@ test('deep pages (past offset 100, found by id first) keep the same order, ties 
     assert.deepEqual(pages, expected, qs);
     const straddling = (await get(`/api/v1/calls?limit=30&offset=90${qs}`, dave)).json();
     const deep = (await get(`/api/v1/calls?limit=30&offset=100${qs}`, dave)).json();
-    assert.deepEqual(straddling.calls.map((c: { id: string }) => c.id), expected.slice(90, 120));
-    assert.deepEqual(deep.calls.map((c: { id: string }) => c.id), expected.slice(100, 130));
+    assert.deepEqual(
+      straddling.calls.map((c: { id: string }) => c.id),
+      expected.slice(90, 120),
+    );
+    assert.deepEqual(
+      deep.calls.map((c: { id: string }) => c.id),
+      expected.slice(100, 130),
+    );
   }
 });
 
@@ -306,7 +365,10 @@ test('bad query values are 400 validation_failed naming the field', async () => 
     assert.equal(response.statusCode, 400, qs);
     const error = errorBody(response);
     assert.equal(error.error, 'validation_failed', qs);
-    assert.ok((error.details.fields as { field: string }[]).some((f) => f.field === field), `${qs}: ${JSON.stringify(error.details)}`);
+    assert.ok(
+      (error.details.fields as { field: string }[]).some((f) => f.field === field),
+      `${qs}: ${JSON.stringify(error.details)}`,
+    );
   }
   const status = errorBody(await get('/api/v1/calls?status=queued'));
   assert.match(status.message, /completed, failed, busy, no_answer, connected, dialing, ringing/);
@@ -315,7 +377,10 @@ test('bad query values are 400 validation_failed naming the field', async () => 
 test('totals from the trigger-kept counts stay exact through inserts, updates and deletes', async () => {
   const carol = await signUp(t.app);
   const db = t.infra.database.db;
-  const [agentA, agentB] = [await buildAgent(t, { accountId: carol.accountId, name: 'A' }), await buildAgent(t, { accountId: carol.accountId, name: 'B' })];
+  const [agentA, agentB] = [
+    await buildAgent(t, { accountId: carol.accountId, name: 'A' }),
+    await buildAgent(t, { accountId: carol.accountId, name: 'B' }),
+  ];
   const campaign = newId();
   // Filter mixes the counts table answers alone, each checked against a count(*) of the same rows.
   const mixes: Filters[] = [
@@ -331,17 +396,22 @@ test('totals from the trigger-kept counts stay exact through inserts, updates an
   const check = async (step: string) => {
     for (const filters of mixes) {
       const total = (await get(`/api/v1/calls?${query({ ...filters, limit: 1 })}`, carol)).json().total;
-      let scan = db.selectFrom('calls').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', carol.accountId);
+      let scan = db
+        .selectFrom('calls')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', carol.accountId);
       if (filters.status) scan = scan.where('status', '=', filters.status as CallStatus);
       if (filters.agentId) scan = scan.where('agent_id', '=', filters.agentId);
       if (filters.campaignId) scan = scan.where('campaign_id', '=', filters.campaignId);
-      if (filters.hasRecording) scan = scan.where('recording_storage_key', filters.hasRecording === 'true' ? 'is not' : 'is', null);
+      if (filters.hasRecording)
+        scan = scan.where('recording_storage_key', filters.hasRecording === 'true' ? 'is not' : 'is', null);
       assert.equal(total, (await scan.executeTakeFirstOrThrow()).n, `${step}: ${JSON.stringify(filters)}`);
     }
     // And row by row: the counts table holds exactly the grouped count of the calls.
     const counted = await sql`SELECT status, agent_id, campaign_id, has_recording, calls FROM call_counts
       WHERE account_id = ${carol.accountId} AND calls <> 0 ORDER BY 1, 2, 3, 4`.execute(db);
-    const scanned = await sql`SELECT status, agent_id, campaign_id, recording_storage_key IS NOT NULL AS has_recording, count(*)::int8 AS calls
+    const scanned =
+      await sql`SELECT status, agent_id, campaign_id, recording_storage_key IS NOT NULL AS has_recording, count(*)::int8 AS calls
       FROM calls WHERE account_id = ${carol.accountId} GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`.execute(db);
     assert.deepEqual(counted.rows, scanned.rows, step);
   };
@@ -363,15 +433,37 @@ test('totals from the trigger-kept counts stay exact through inserts, updates an
   // A multi-row insert in one statement.
   await db
     .insertInto('calls')
-    .values(['busy', 'busy', 'completed', 'queued'].map((status) => ({ id: newId(), account_id: carol.accountId, agent_id: agentA.id, campaign_id: campaign, direction: 'outbound' as const, status: status as CallStatus })))
+    .values(
+      ['busy', 'busy', 'completed', 'queued'].map((status) => ({
+        id: newId(),
+        account_id: carol.accountId,
+        agent_id: agentA.id,
+        campaign_id: campaign,
+        direction: 'outbound' as const,
+        status: status as CallStatus,
+      })),
+    )
     .execute();
   await check('after a multi-row insert');
 
   // The engine moving calls along, one and several at a time; a recording arriving; a call reassigned.
   await db.updateTable('calls').set({ status: 'dialing' }).where('id', '=', calls[7]!.id).execute();
-  await db.updateTable('calls').set({ status: 'completed' }).where('account_id', '=', carol.accountId).where('status', '=', 'busy').execute();
-  await db.updateTable('calls').set({ recording_storage_key: 'recordings/late.wav' }).where('id', '=', calls[8]!.id).execute();
-  await db.updateTable('calls').set({ agent_id: agentB.id, campaign_id: null }).where('id', '=', calls[1]!.id).execute();
+  await db
+    .updateTable('calls')
+    .set({ status: 'completed' })
+    .where('account_id', '=', carol.accountId)
+    .where('status', '=', 'busy')
+    .execute();
+  await db
+    .updateTable('calls')
+    .set({ recording_storage_key: 'recordings/late.wav' })
+    .where('id', '=', calls[8]!.id)
+    .execute();
+  await db
+    .updateTable('calls')
+    .set({ agent_id: agentB.id, campaign_id: null })
+    .where('id', '=', calls[1]!.id)
+    .execute();
   await db.updateTable('calls').set({ disposition: 'callback' }).where('account_id', '=', carol.accountId).execute();
   await check('after updates');
 
@@ -383,7 +475,11 @@ test('totals from the trigger-kept counts stay exact through inserts, updates an
   await db
     .transaction()
     .execute(async (trx) => {
-      await trx.updateTable('calls').set({ status: 'failed', agent_id: null }).where('account_id', '=', carol.accountId).execute();
+      await trx
+        .updateTable('calls')
+        .set({ status: 'failed', agent_id: null })
+        .where('account_id', '=', carol.accountId)
+        .execute();
       throw new Error('roll back');
     })
     .catch(() => {});
@@ -399,14 +495,23 @@ test('a call keeps its agent’s name after the agent is deleted', async () => {
   const deleted = await t.app.inject({ method: 'DELETE', url: `/api/v1/agents/${agentId}`, headers: alice.headers });
   assert.equal(deleted.statusCode, 200, deleted.body);
   const listed = (await get(`/api/v1/calls?agentId=${agentId}`)).json();
-  assert.deepEqual(listed.calls.map((c: { agentName: string }) => c.agentName), ['Retired Rita']);
+  assert.deepEqual(
+    listed.calls.map((c: { agentName: string }) => c.agentName),
+    ['Retired Rita'],
+  );
   assert.equal((await get(`/api/v1/calls/${call.id}`)).json().agentName, 'Retired Rita');
   await t.infra.database.db.deleteFrom('calls').where('id', '=', call.id).execute();
 });
 
 test('every calls route needs authentication; the transcript takes a signed URL instead', async () => {
   const id = seeded[0]!.id;
-  for (const url of ['/api/v1/calls', `/api/v1/calls/${id}`, `/api/v1/calls/${id}/events`, '/api/v1/events', `/api/v1/calls/${id}/asset-url?asset=transcript`]) {
+  for (const url of [
+    '/api/v1/calls',
+    `/api/v1/calls/${id}`,
+    `/api/v1/calls/${id}/events`,
+    '/api/v1/events',
+    `/api/v1/calls/${id}/asset-url?asset=transcript`,
+  ]) {
     const response = await t.app.inject({ method: 'GET', url });
     assert.equal(response.statusCode, 401, url);
     assert.equal(errorBody(response).error, 'unauthorized');
@@ -427,18 +532,38 @@ test("another account's calls never show in its lists", async () => {
 });
 
 test('the session cookie works as well as an API key', async () => {
-  const response = await t.app.inject({ method: 'GET', url: '/api/v1/calls?status=busy', headers: { cookie: alice.cookie } });
+  const response = await t.app.inject({
+    method: 'GET',
+    url: '/api/v1/calls?status=busy',
+    headers: { cookie: alice.cookie },
+  });
   assert.equal(response.statusCode, 200);
   assert.equal(response.json().total, expectedIds({ status: 'busy' }).length);
 });
 
 test('the OpenAPI document describes the calls routes and their filters', async () => {
   const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-  for (const path of ['/v1/calls', '/v1/calls/{id}', '/v1/calls/{id}/transcript.json', '/v1/calls/{id}/events', '/v1/events']) {
+  for (const path of [
+    '/v1/calls',
+    '/v1/calls/{id}',
+    '/v1/calls/{id}/transcript.json',
+    '/v1/calls/{id}/events',
+    '/v1/events',
+  ]) {
     assert.ok(doc.paths[path]?.get, path);
   }
   const params = doc.paths['/v1/calls'].get.parameters.map((p: { name: string }) => p.name).sort();
-  assert.deepEqual(params, ['agentId', 'campaignId', 'contactId', 'dateFrom', 'dateTo', 'hasRecording', 'limit', 'offset', 'status']);
+  assert.deepEqual(params, [
+    'agentId',
+    'campaignId',
+    'contactId',
+    'dateFrom',
+    'dateTo',
+    'hasRecording',
+    'limit',
+    'offset',
+    'status',
+  ]);
   const status = doc.paths['/v1/calls'].get.parameters.find((p: { name: string }) => p.name === 'status');
   assert.deepEqual(status.schema.enum, ['completed', 'failed', 'busy', 'no_answer', 'connected', 'dialing', 'ringing']);
 });

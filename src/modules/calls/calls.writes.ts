@@ -41,16 +41,31 @@ const LIVE = [...LIVE_CALL_STATUSES];
 export function callWriteQueries(db: Executor) {
   return {
     insertCall(accountId: string, call: NewCall) {
-      return db.insertInto('calls').values({ ...call, account_id: accountId }).returning(['id', 'status']).executeTakeFirstOrThrow();
+      return db
+        .insertInto('calls')
+        .values({ ...call, account_id: accountId })
+        .returning(['id', 'status'])
+        .executeTakeFirstOrThrow();
     },
 
     /** The whole call row, locked until the transaction ends: status changes of one call happen one at a time. */
     findForUpdate(accountId: string, id: string) {
-      return db.selectFrom('calls').selectAll().where('account_id', '=', accountId).where('id', '=', id).forUpdate().executeTakeFirst();
+      return db
+        .selectFrom('calls')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
     },
 
     findRow(accountId: string, id: string) {
-      return db.selectFrom('calls').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      return db
+        .selectFrom('calls')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
 
     /**
@@ -67,8 +82,16 @@ export function callWriteQueries(db: Executor) {
 
     /** A secret the service generated for itself; the first instance to ask creates it, every other one reads that. */
     async serverSecret(name: string, candidate: string): Promise<string> {
-      await db.insertInto('server_secrets').values({ name, value: candidate }).onConflict((oc) => oc.column('name').doNothing()).execute();
-      const row = await db.selectFrom('server_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+      await db
+        .insertInto('server_secrets')
+        .values({ name, value: candidate })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      const row = await db
+        .selectFrom('server_secrets')
+        .select('value')
+        .where('name', '=', name)
+        .executeTakeFirstOrThrow();
       return row.value;
     },
 
@@ -150,9 +173,15 @@ export function callWriteQueries(db: Executor) {
      */
     lostCallCandidates(criterion: { staleBefore: Date } | 'every live call') {
       // Only calls this engine runs keep a heartbeat; a call a hosted provider carries ends by its post-call report.
-      let query = db.selectFrom('calls').select(['id', 'account_id']).where('status', 'in', LIVE).where('runner_id', 'is not', null);
+      let query = db
+        .selectFrom('calls')
+        .select(['id', 'account_id'])
+        .where('status', 'in', LIVE)
+        .where('runner_id', 'is not', null);
       if (criterion !== 'every live call') {
-        query = query.where((eb) => eb.or([eb('heartbeat_at', '<', criterion.staleBefore), eb('heartbeat_at', 'is', null)]));
+        query = query.where((eb) =>
+          eb.or([eb('heartbeat_at', '<', criterion.staleBefore), eb('heartbeat_at', 'is', null)]),
+        );
       }
       return query.orderBy('heartbeat_at').limit(1000).execute();
     },
@@ -234,7 +263,15 @@ export function callWriteQueries(db: Executor) {
       if (items.length === 0) return;
       await db
         .insertInto('call_cost_items')
-        .values(items.map((item, i) => ({ ...item, id: newId(), account_id: accountId, call_id: callId, created_at: new Date(at.getTime() + i) })))
+        .values(
+          items.map((item, i) => ({
+            ...item,
+            id: newId(),
+            account_id: accountId,
+            call_id: callId,
+            created_at: new Date(at.getTime() + i),
+          })),
+        )
         .execute();
     },
   };

@@ -13,7 +13,11 @@ export interface Schedule {
   end: string;
 }
 
-export const DEFAULT_SCHEDULE: Schedule = { days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'], start: '09:00', end: '20:00' };
+export const DEFAULT_SCHEDULE: Schedule = {
+  days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'],
+  start: '09:00',
+  end: '20:00',
+};
 /** Never earlier or later than this, local time, whatever the schedule says. */
 export const LEGAL_START_MINUTES = 8 * 60;
 export const LEGAL_END_MINUTES = 21 * 60;
@@ -24,7 +28,13 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(zone: string) {
   let format = formatters.get(zone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     formatters.set(zone, format);
   }
   return format;
@@ -34,7 +44,10 @@ function formatter(zone: string) {
 export function localTime(zone: string, at: Date): { day: Weekday; minutes: number } {
   const parts = formatter(zone).formatToParts(at);
   const value = (type: string) => parts.find((part) => part.type === type)?.value ?? '';
-  return { day: value('weekday').slice(0, 3).toLowerCase() as Weekday, minutes: Number(value('hour')) * 60 + Number(value('minute')) };
+  return {
+    day: value('weekday').slice(0, 3).toLowerCase() as Weekday,
+    minutes: Number(value('hour')) * 60 + Number(value('minute')),
+  };
 }
 
 /** Whether `at` is inside the schedule (narrowed to the legal hours) in every one of `zones`. */

@@ -13,7 +13,13 @@ import { newId } from '../../lib/ids.js';
 import { nextWindowStart } from './calling-window.js';
 import { gate, zonesOf, type GateFacts } from './campaign-gate.js';
 import type { CampaignRow, CampaignsRepo, CampaignsTx } from './campaigns.repo.js';
-import type { AgentsForCampaigns, CallsForCampaigns, ContactsForCampaigns, DncForCampaigns, NumbersForCampaigns } from './campaigns.ports.js';
+import type {
+  AgentsForCampaigns,
+  CallsForCampaigns,
+  ContactsForCampaigns,
+  DncForCampaigns,
+  NumbersForCampaigns,
+} from './campaigns.ports.js';
 import { RETRY_OUTCOMES, type RetryOutcome } from './campaigns.tables.js';
 
 /** Over 2 s from a live person's greeting to the agent's first words: the call was abandoned. */
@@ -36,7 +42,12 @@ export interface DialerDeps {
   calls: CallsForCampaigns;
   log: Logger;
   /** Pauses the campaign with a reason (and its event), in the given transaction. */
-  pause(tx: CampaignsTx, campaign: CampaignRow, reason: 'compliance' | 'no_usable_number', details: Record<string, unknown>): Promise<void>;
+  pause(
+    tx: CampaignsTx,
+    campaign: CampaignRow,
+    reason: 'compliance' | 'no_usable_number',
+    details: Record<string, unknown>,
+  ): Promise<void>;
 }
 
 export interface TickResult {
@@ -46,9 +57,11 @@ export interface TickResult {
 }
 
 /** Calls of the campaign allowed under way at once now: its maximum, lowered by the governor. */
-const concurrencyOf = (campaign: CampaignRow) => Math.max(1, Math.min(campaign.max_concurrency, Math.floor(campaign.pace_limit)));
+const concurrencyOf = (campaign: CampaignRow) =>
+  Math.max(1, Math.min(campaign.max_concurrency, Math.floor(campaign.pace_limit)));
 
-const rate = (figure: { abandoned: number; liveAnswered: number }) => (figure.liveAnswered === 0 ? 0 : figure.abandoned / figure.liveAnswered);
+const rate = (figure: { abandoned: number; liveAnswered: number }) =>
+  figure.liveAnswered === 0 ? 0 : figure.abandoned / figure.liveAnswered;
 
 export function createCampaignDialer(deps: DialerDeps) {
   const { repo, clock, config, contacts, dnc, numbers, calls, log } = deps;
@@ -68,13 +81,18 @@ export function createCampaignDialer(deps: DialerDeps) {
         changed = true;
       }
     }
-    const candidates = (await numbers.forCampaign(campaign.account_id, campaign.from_number_ids)).filter((n) => !resting[n.id]);
+    const candidates = (await numbers.forCampaign(campaign.account_id, campaign.from_number_ids)).filter(
+      (n) => !resting[n.id],
+    );
     const usable = [];
     for (const candidate of candidates) {
       if (candidate.label === 'at_risk' || candidate.label === 'spam_likely') {
         resting[candidate.id] = new Date(now.getTime() + config.numberRestMinutes * 60_000).toISOString();
         changed = true;
-        log.warn({ campaignId: campaign.id, phoneNumberId: candidate.id, label: candidate.label }, 'caller number rested');
+        log.warn(
+          { campaignId: campaign.id, phoneNumberId: candidate.id, label: candidate.label },
+          'caller number rested',
+        );
       } else {
         usable.push({ id: candidate.id, number: candidate.number });
       }
@@ -94,7 +112,12 @@ export function createCampaignDialer(deps: DialerDeps) {
       repo.dialedSince(campaign.account_id, campaign.id, new Date(now.getTime() - 60_000)),
       calls.accountCallLoad(campaign.account_id),
     ]);
-    return Math.min(concurrency - inFlight, campaign.calls_per_minute - lastMinute, load.limit - load.active, config.dialBatch);
+    return Math.min(
+      concurrency - inFlight,
+      campaign.calls_per_minute - lastMinute,
+      load.limit - load.active,
+      config.dialBatch,
+    );
   }
 
   async function gateFacts(campaign: CampaignRow, claimed: Array<{ contact_id: string; attempts: number }>, now: Date) {
@@ -102,7 +125,12 @@ export function createCampaignDialer(deps: DialerDeps) {
     const [rows, inCall, history] = await Promise.all([
       contacts.forDialer(campaign.account_id, ids),
       calls.contactsInCall(campaign.account_id, ids),
-      repo.contactHistory(campaign.account_id, ids, new Date(now.getTime() - DAY), new Date(now.getTime() - config.abandonedRedialHours * 3600_000)),
+      repo.contactHistory(
+        campaign.account_id,
+        ids,
+        new Date(now.getTime() - DAY),
+        new Date(now.getTime() - config.abandonedRedialHours * 3600_000),
+      ),
     ]);
     const byId = new Map(rows.map((row) => [row.id, row]));
     const historyById = new Map(history.map((row) => [row.contact_id, row]));
@@ -133,7 +161,11 @@ export function createCampaignDialer(deps: DialerDeps) {
     await repo.transaction(async (tx) => {
       const row = await tx.findForUpdate(campaign.account_id, campaign.id);
       if (row?.status !== 'running') return;
-      await tx.update(campaign.account_id, campaign.id, { status: 'completed', completed_at: clock.now(), updated_at: clock.now() });
+      await tx.update(campaign.account_id, campaign.id, {
+        status: 'completed',
+        completed_at: clock.now(),
+        updated_at: clock.now(),
+      });
     });
     return true;
   }
@@ -156,7 +188,8 @@ export function createCampaignDialer(deps: DialerDeps) {
       if (from.length === 0) {
         await repo.transaction(async (tx) => {
           const row = await tx.findForUpdate(accountId, campaignId);
-          if (row?.status === 'running') await deps.pause(tx, row, 'no_usable_number', { numbers: campaign!.from_number_ids.length });
+          if (row?.status === 'running')
+            await deps.pause(tx, row, 'no_usable_number', { numbers: campaign!.from_number_ids.length });
         });
         return { ...result, status: 'paused' };
       }
@@ -173,13 +206,20 @@ export function createCampaignDialer(deps: DialerDeps) {
           continue;
         }
         const fact = facts.get(contact_id)!;
-        const decision = gate(fact, { schedule: campaign.schedule, maxAttemptsPerContact: campaign.max_attempts_per_contact, config }, decidedAt);
+        const decision = gate(
+          fact,
+          { schedule: campaign.schedule, maxAttemptsPerContact: campaign.max_attempts_per_contact, config },
+          decidedAt,
+        );
         const caller = from[turn++ % from.length]!;
         await repo.transaction(async (tx) => {
           // The campaign row is locked for each dial, so dial passes of one campaign take turns here: a pass that
           // started before a pause or cancel dials nothing more, and two passes together never exceed the limit.
           const current = await tx.findForUpdate(accountId, campaignId);
-          if (current?.status !== 'running' || (decision.allow && (await tx.inFlight(accountId, campaignId)) >= concurrencyOf(current))) {
+          if (
+            current?.status !== 'running' ||
+            (decision.allow && (await tx.inFlight(accountId, campaignId)) >= concurrencyOf(current))
+          ) {
             stopped = true;
             await tx.setContact(accountId, campaignId, contact_id, { state: 'pending', claimed_at: null });
             return;
@@ -196,16 +236,29 @@ export function createCampaignDialer(deps: DialerDeps) {
           });
           if (attemptId === null) {
             // Already dialled by another dialer or an earlier run: the call's end moves the contact on.
-            await tx.setContact(accountId, campaignId, contact_id, { state: 'in_call', attempts: fact.attemptNumber, claimed_at: null });
+            await tx.setContact(accountId, campaignId, contact_id, {
+              state: 'in_call',
+              attempts: fact.attemptNumber,
+              claimed_at: null,
+            });
             return;
           }
           if (!decision.allow) {
             result.denied++;
             await tx.countUp(accountId, campaignId, 'denial', decision.reason);
             if (decision.retryAt) {
-              await tx.setContact(accountId, campaignId, contact_id, { state: 'pending', next_attempt_at: decision.retryAt, claimed_at: null, last_outcome: `denied: ${decision.reason}` });
+              await tx.setContact(accountId, campaignId, contact_id, {
+                state: 'pending',
+                next_attempt_at: decision.retryAt,
+                claimed_at: null,
+                last_outcome: `denied: ${decision.reason}`,
+              });
             } else {
-              await tx.setContact(accountId, campaignId, contact_id, { state: 'done', claimed_at: null, last_outcome: `denied: ${decision.reason}` });
+              await tx.setContact(accountId, campaignId, contact_id, {
+                state: 'done',
+                claimed_at: null,
+                last_outcome: `denied: ${decision.reason}`,
+              });
               await tx.addStats(accountId, campaignId, { contacts_done: 1 });
             }
             return;
@@ -218,7 +271,11 @@ export function createCampaignDialer(deps: DialerDeps) {
             toNumber: fact.contact!.phone,
           });
           await tx.setAttemptCall(accountId, attemptId, placed.callId);
-          await tx.setContact(accountId, campaignId, contact_id, { state: 'in_call', attempts: fact.attemptNumber, claimed_at: null });
+          await tx.setContact(accountId, campaignId, contact_id, {
+            state: 'in_call',
+            attempts: fact.attemptNumber,
+            claimed_at: null,
+          });
           await tx.addStats(accountId, campaignId, { dialed: 1 });
           result.dialed++;
         });
@@ -278,7 +335,9 @@ export function createCampaignDialer(deps: DialerDeps) {
         disposition: outcome.disposition,
         ended_at: outcome.endedAt ?? now,
       });
-      const retryable = (RETRY_OUTCOMES as readonly string[]).includes(counted.kind) ? (counted.kind as RetryOutcome) : null;
+      const retryable = (RETRY_OUTCOMES as readonly string[]).includes(counted.kind)
+        ? (counted.kind as RetryOutcome)
+        : null;
       const rule = retryable ? campaign.retry_rules[retryable] : undefined;
       const retriesUsed = attempt.attempt_number - 1;
       let next: Date | null = null;
@@ -287,7 +346,11 @@ export function createCampaignDialer(deps: DialerDeps) {
         next = contact ? (nextWindowStart(zonesOf(contact), campaign.schedule, earliest) ?? earliest) : null;
       }
       if (next) {
-        await tx.setContact(accountId, campaign.id, attempt.contact_id, { state: 'pending', next_attempt_at: next, last_outcome: counted.kind });
+        await tx.setContact(accountId, campaign.id, attempt.contact_id, {
+          state: 'pending',
+          next_attempt_at: next,
+          last_outcome: counted.kind,
+        });
       } else {
         await tx.setContact(accountId, campaign.id, attempt.contact_id, { state: 'done', last_outcome: counted.kind });
       }

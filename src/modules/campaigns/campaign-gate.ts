@@ -34,7 +34,8 @@ export type GateDecision =
   | { allow: false; reason: GateDenial; retryAt: Date | null };
 
 /** The zones a contact is called by: its own time zone when set, else its number's (several: all must agree). */
-export const zonesOf = (contact: { phone: string; timezone: string | null }) => (contact.timezone ? [contact.timezone] : timeZonesOfNumber(contact.phone));
+export const zonesOf = (contact: { phone: string; timezone: string | null }) =>
+  contact.timezone ? [contact.timezone] : timeZonesOfNumber(contact.phone);
 
 const HOUR = 3600_000;
 
@@ -50,7 +51,9 @@ export function gate(facts: GateFacts, rules: GateRules, now: Date): GateDecisio
     return deny('outside_window', nextWindowStart(zones, rules.schedule, now) ?? new Date(now.getTime() + 24 * HOUR));
   }
   if (facts.inCall) return deny('contact_in_call', new Date(now.getTime() + 5 * 60_000));
-  if (facts.recentlyAbandoned) return deny('recently_abandoned', new Date(now.getTime() + rules.config.abandonedRedialHours * HOUR));
-  if (facts.dialsLast24h >= rules.config.dailyAttemptLimit) return deny('daily_attempt_limit', new Date(now.getTime() + 6 * HOUR));
+  if (facts.recentlyAbandoned)
+    return deny('recently_abandoned', new Date(now.getTime() + rules.config.abandonedRedialHours * HOUR));
+  if (facts.dialsLast24h >= rules.config.dailyAttemptLimit)
+    return deny('daily_attempt_limit', new Date(now.getTime() + 6 * HOUR));
   return { allow: true };
 }

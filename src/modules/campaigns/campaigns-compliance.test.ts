@@ -31,10 +31,20 @@ test('a campaign whose calls are abandoned is paused for compliance, with its fi
   const phones = Array.from({ length: 8 }, (_, i) => `+1212555${i}030`);
   const account = await dialingAccount(kit.t, phones);
   const { ok } = api(kit.t, account.user);
-  const campaign = await ok('POST', '/campaigns', { name: 'Too fast', agentId: account.agentId, contactListIds: [account.listId], maxConcurrency: 1 });
+  const campaign = await ok('POST', '/campaigns', {
+    name: 'Too fast',
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+    maxConcurrency: 1,
+  });
   await ok('POST', `/campaigns/${campaign.id}/start`);
 
-  const stats = await waitForStats(kit.t, account.user, campaign.id, (s) => s.status === 'paused' && s.contacts.inCall === 0);
+  const stats = await waitForStats(
+    kit.t,
+    account.user,
+    campaign.id,
+    (s) => s.status === 'paused' && s.contacts.inCall === 0,
+  );
   assert.equal(stats.counts.liveAnswered, 3);
   assert.equal(stats.counts.abandoned, 3);
   assert.deepEqual(stats.abandonRate.last30Days, { abandoned: 3, liveAnswered: 3, rate: 1 });
@@ -42,11 +52,24 @@ test('a campaign whose calls are abandoned is paused for compliance, with its fi
 
   const read = await ok('GET', `/campaigns/${campaign.id}`);
   assert.equal(read.pause.reason, 'compliance');
-  assert.deepEqual(read.pause.details, { abandonRate: 1, threshold: 0.035, window: '30d', abandoned: 3, liveAnswered: 3 });
+  assert.deepEqual(read.pause.details, {
+    abandonRate: 1,
+    threshold: 0.035,
+    window: '30d',
+    abandoned: 3,
+    liveAnswered: 3,
+  });
 
   const events = await ok('GET', '/events?type=campaign.compliance_paused');
   assert.equal(events.total, 1);
-  assert.deepEqual(events.events[0].data, { campaignId: campaign.id, abandonRate: 1, threshold: 0.035, window: '30d', abandoned: 3, liveAnswered: 3 });
+  assert.deepEqual(events.events[0].data, {
+    campaignId: campaign.id,
+    abandonRate: 1,
+    threshold: 0.035,
+    window: '30d',
+    abandoned: 3,
+    liveAnswered: 3,
+  });
 
   // Paused: nothing more is dialled.
   assert.equal((await ok('GET', `/calls?campaignId=${campaign.id}`)).total, 3);
@@ -61,11 +84,21 @@ test('the governor: calls ending well raise the pace to maxConcurrency, each aba
   const answeringInLosAngeles = Array.from({ length: 5 }, (_, i) => `+1415555${i}030`);
   const account = await dialingAccount(kit.t, [...busyInNewYork, ...answeringInLosAngeles]);
   const { ok } = api(kit.t, account.user);
-  const campaign = await ok('POST', '/campaigns', { name: 'Governed', agentId: account.agentId, contactListIds: [account.listId], maxConcurrency: 10 });
+  const campaign = await ok('POST', '/campaigns', {
+    name: 'Governed',
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+    maxConcurrency: 10,
+  });
   assert.equal((await ok('POST', `/campaigns/${campaign.id}/start`)).status, 'running');
 
   // Starts at 2 calls under way of 10; each of the 10 busy calls raises that by one, up to 10.
-  let stats = await waitForStats(kit.t, account.user, campaign.id, (s) => s.counts.busy === 10 && s.contacts.inCall === 0);
+  let stats = await waitForStats(
+    kit.t,
+    account.user,
+    campaign.id,
+    (s) => s.counts.busy === 10 && s.contacts.inCall === 0,
+  );
   assert.equal(stats.abandonRate.paceFactor, 1);
   assert.equal(stats.abandonRate.last30Days.rate, 0);
 

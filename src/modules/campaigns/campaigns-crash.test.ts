@@ -67,7 +67,9 @@ function zoneAtMidday(now: Date): string {
   return offset === 0 ? 'Etc/GMT' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
 }
 
-test('a worker killed with SIGKILL mid-campaign: every contact dialled exactly once, none lost', { skip: !onPostgres && 'PostgreSQL only' }, async () => {
+test('a worker killed with SIGKILL mid-campaign: every contact dialled exactly once, none lost', {
+  skip: !onPostgres && 'PostgreSQL only',
+}, async () => {
   database = await createTestDatabase({ from: 'template' });
   // This process serves the API only; the dialing is the worker processes'.
   t = await buildTestApp({ database, env: { RATE_LIMIT_PER_MINUTE: '100000' } });
@@ -94,7 +96,13 @@ test('a worker killed with SIGKILL mid-campaign: every contact dialled exactly o
   assert.ok(before.counts.dialed < CONTACTS, 'killed mid-campaign');
 
   const second = await startWorker(database.url!);
-  const stats = await waitForStats(t, account.user, campaign.id, (s) => s.status === 'completed', 'the campaign after the crash');
+  const stats = await waitForStats(
+    t,
+    account.user,
+    campaign.id,
+    (s) => s.status === 'completed',
+    'the campaign after the crash',
+  );
   second.child.kill('SIGTERM');
   await second.exited;
 
@@ -110,14 +118,25 @@ test('a worker killed with SIGKILL mid-campaign: every contact dialled exactly o
     .groupBy('contact_id')
     .execute();
   assert.equal(perContact.length, CONTACTS, 'every contact was called');
-  assert.ok(perContact.every((row) => Number(row.calls) === 1), 'no contact was called twice');
+  assert.ok(
+    perContact.every((row) => Number(row.calls) === 1),
+    'no contact was called twice',
+  );
   const attempts = await db
     .selectFrom('campaign_attempts')
     .select(['status', 'attempt_number', (eb) => eb.fn.countAll<string>().as('n')])
     .where('campaign_id', '=', campaign.id)
     .groupBy(['status', 'attempt_number'])
     .execute();
-  assert.deepEqual(attempts.map((row) => ({ ...row, n: Number(row.n) })), [{ status: 'ended', attempt_number: 1, n: CONTACTS }]);
-  const live = await db.selectFrom('calls').select('id').where('campaign_id', '=', campaign.id).where('status', 'in', ['queued', 'dialing', 'ringing', 'connected']).execute();
+  assert.deepEqual(
+    attempts.map((row) => ({ ...row, n: Number(row.n) })),
+    [{ status: 'ended', attempt_number: 1, n: CONTACTS }],
+  );
+  const live = await db
+    .selectFrom('calls')
+    .select('id')
+    .where('campaign_id', '=', campaign.id)
+    .where('status', 'in', ['queued', 'dialing', 'ringing', 'connected'])
+    .execute();
   assert.equal(live.length, 0, 'no call left queued or live');
 });

@@ -15,19 +15,34 @@ let t: TestApp;
 before(async () => {
   // Monday 2 March 2026, 15:00 UTC: 10:00 in New York.
   const clock = createVirtualClock({ start: new Date('2026-03-02T15:00:00.000Z') });
-  t = await buildTestApp({ clock, env: { RATE_LIMIT_PER_MINUTE: '100000', CALLS_MAX_CONCURRENT_PER_ACCOUNT: '100', CAMPAIGN_DIAL_BATCH: '4' } });
+  t = await buildTestApp({
+    clock,
+    env: { RATE_LIMIT_PER_MINUTE: '100000', CALLS_MAX_CONCURRENT_PER_ACCOUNT: '100', CAMPAIGN_DIAL_BATCH: '4' },
+  });
 });
 after(() => t.close());
 
 test('two dial passes at once stay within maxConcurrency', async () => {
   const phones = Array.from({ length: 12 }, (_, i) => `+1212555${String(i * 10 + 1000).padStart(4, '0')}`);
   // The governor starts a campaign at 2 calls under way (at most maxConcurrency).
-  for (const [maxConcurrency, allowed] of [[1, 1], [2, 2], [5, 2]] as const) {
+  for (const [maxConcurrency, allowed] of [
+    [1, 1],
+    [2, 2],
+    [5, 2],
+  ] as const) {
     const account = await dialingAccount(t, phones);
     const { ok } = api(t, account.user);
-    const campaign = await ok('POST', '/campaigns', { name: 'Race', agentId: account.agentId, contactListIds: [account.listId], maxConcurrency, callsPerMinute: 1000 });
+    const campaign = await ok('POST', '/campaigns', {
+      name: 'Race',
+      agentId: account.agentId,
+      contactListIds: [account.listId],
+      maxConcurrency,
+      callsPerMinute: 1000,
+    });
     await ok('POST', `/campaigns/${campaign.id}/start`);
-    const passes = await Promise.all([0, 1, 2].map(() => t.services.campaigns.tick(account.user.accountId, campaign.id)));
+    const passes = await Promise.all(
+      [0, 1, 2].map(() => t.services.campaigns.tick(account.user.accountId, campaign.id)),
+    );
     const dialed = passes.reduce((sum, pass) => sum + pass.dialed, 0);
     assert.equal(dialed, allowed, `maxConcurrency ${maxConcurrency}: ${JSON.stringify(passes)}`);
     const stats = await ok('GET', `/campaigns/${campaign.id}/stats`);

@@ -21,9 +21,20 @@ let second: JobWorkers;
 before(async () => {
   if (!onPostgres) return;
   kit = await startCallsApp({
-    env: { CAMPAIGN_TICK_SECONDS: '1', TTS_PROVIDER: 'none', CALLS_MAX_CONCURRENT_PER_ACCOUNT: '60', CALLS_PER_WORKER: '30', CAMPAIGN_DIAL_BATCH: '30' },
+    env: {
+      CAMPAIGN_TICK_SECONDS: '1',
+      TTS_PROVIDER: 'none',
+      CALLS_MAX_CONCURRENT_PER_ACCOUNT: '60',
+      CALLS_PER_WORKER: '30',
+      CAMPAIGN_DIAL_BATCH: '30',
+    },
   });
-  second = await startJobWorkers({ db: kit.t.infra.database.db, services: kit.t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  second = await startJobWorkers({
+    db: kit.t.infra.database.db,
+    services: kit.t.services,
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
 });
 after(async () => {
   if (!onPostgres) return;
@@ -31,26 +42,44 @@ after(async () => {
   await kit.close();
 });
 
-test('two dialers: each contact of a large campaign dialled exactly once, none lost after a dialer died mid-claim', { skip: !onPostgres && 'PostgreSQL only' }, async () => {
+test('two dialers: each contact of a large campaign dialled exactly once, none lost after a dialer died mid-claim', {
+  skip: !onPostgres && 'PostgreSQL only',
+}, async () => {
   kit.clock.advance(new Date('2026-03-02T16:00:00Z').getTime() - kit.clock.now().getTime()); // 11:00 New York
   const phones: string[] = [];
-  for (let i = 0; i < CONTACTS; i++) phones.push(`+1${['212', '646', '347', '718'][Math.floor(i / 1000)]}555${String((i % 1000) * 10 + 6).padStart(4, '0')}`);
+  for (let i = 0; i < CONTACTS; i++)
+    phones.push(
+      `+1${['212', '646', '347', '718'][Math.floor(i / 1000)]}555${String((i % 1000) * 10 + 6).padStart(4, '0')}`,
+    );
   const account = await dialingAccount(kit.t, phones);
   assert.equal(account.contacts.size, CONTACTS);
   const { ok } = api(kit.t, account.user);
-  const campaign = await ok('POST', '/campaigns', { name: 'Big', agentId: account.agentId, contactListIds: [account.listId], maxConcurrency: 50, callsPerMinute: 10_000 });
+  const campaign = await ok('POST', '/campaigns', {
+    name: 'Big',
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+    maxConcurrency: 50,
+    callsPerMinute: 10_000,
+  });
   await ok('POST', `/campaigns/${campaign.id}/start`);
 
   // A dialer that died between its claim and its dials leaves 25 contacts claimed, long ago.
   const db = kit.t.infra.database.db;
-  await db.updateTable('campaign_contacts')
+  await db
+    .updateTable('campaign_contacts')
     .set({ state: 'claimed', claimed_at: new Date(kit.clock.now().getTime() - 10 * 60_000) })
     .where('campaign_id', '=', campaign.id)
     .where('contact_id', 'in', [...account.contacts.values()].slice(0, 25))
     .where('state', '=', 'pending')
     .execute();
 
-  const stats = await waitForStats(kit.t, account.user, campaign.id, (s) => s.status === 'completed', 'the large campaign');
+  const stats = await waitForStats(
+    kit.t,
+    account.user,
+    campaign.id,
+    (s) => s.status === 'completed',
+    'the large campaign',
+  );
   assert.equal(stats.counts.dialed, CONTACTS);
   assert.equal(stats.counts.busy, CONTACTS);
 
@@ -61,7 +90,14 @@ test('two dialers: each contact of a large campaign dialled exactly once, none l
     .groupBy('contact_id')
     .execute();
   assert.equal(perContact.length, CONTACTS, 'every contact was called');
-  assert.ok(perContact.every((row) => Number(row.calls) === 1), 'no contact was called twice');
-  const attempts = await db.selectFrom('campaign_attempts').select((eb) => eb.fn.countAll<string>().as('n')).where('campaign_id', '=', campaign.id).executeTakeFirstOrThrow();
+  assert.ok(
+    perContact.every((row) => Number(row.calls) === 1),
+    'no contact was called twice',
+  );
+  const attempts = await db
+    .selectFrom('campaign_attempts')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('campaign_id', '=', campaign.id)
+    .executeTakeFirstOrThrow();
   assert.equal(Number(attempts.n), CONTACTS);
 });

@@ -6,7 +6,10 @@ export const campaignsJobs = moduleJobs('campaigns', {
   jobs: {
     /** One dial pass of a running campaign; it asks for the next pass while the campaign runs. */
     'campaigns.dial': defineJob({
-      payload: Type.Object({ accountId: Type.String({ format: 'uuid' }), campaignId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
+      payload: Type.Object(
+        { accountId: Type.String({ format: 'uuid' }), campaignId: Type.String({ format: 'uuid' }) },
+        { additionalProperties: false },
+      ),
       // A retried pass is safe: an attempt already dialled is never dialled again.
       policy: { retryLimit: 2, retryDelay: 2, expireInSeconds: 300 },
       concurrency: 2,

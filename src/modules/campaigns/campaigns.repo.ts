@@ -13,7 +13,11 @@ export function campaignQueries(db: Executor) {
 
   return {
     async insertCampaign(accountId: string, campaign: NewCampaign) {
-      const row = await db.insertInto('campaigns').values({ ...campaign, account_id: accountId }).returningAll().executeTakeFirstOrThrow();
+      const row = await db
+        .insertInto('campaigns')
+        .values({ ...campaign, account_id: accountId })
+        .returningAll()
+        .executeTakeFirstOrThrow();
       await db.insertInto('campaign_stats').values({ campaign_id: row.id, account_id: accountId }).execute();
       return row;
     },
@@ -33,7 +37,13 @@ export function campaignQueries(db: Executor) {
     },
 
     update(accountId: string, id: string, changes: CampaignChanges) {
-      return db.updateTable('campaigns').set(changes).where('account_id', '=', accountId).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+      return db
+        .updateTable('campaigns')
+        .set(changes)
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
     },
 
     /** Takes `count` turns of the caller-number rotation; answers the first position. */
@@ -50,11 +60,21 @@ export function campaignQueries(db: Executor) {
 
     /** Running campaigns of every account: the scheduled sweep wakes each one's dialer. */
     runningCampaigns() {
-      return db.selectFrom('campaigns').select(['id', 'account_id']).where('status', '=', 'running').limit(10_000).execute();
+      return db
+        .selectFrom('campaigns')
+        .select(['id', 'account_id'])
+        .where('status', '=', 'running')
+        .limit(10_000)
+        .execute();
     },
 
     /** Copies the lists' contacts into the campaign's queue, once; answers how many. */
-    async loadContacts(accountId: string, campaignId: string, members: RawBuilder<unknown>, dueAt: Date): Promise<number> {
+    async loadContacts(
+      accountId: string,
+      campaignId: string,
+      members: RawBuilder<unknown>,
+      dueAt: Date,
+    ): Promise<number> {
       const { rows } = await sql<{ loaded: string }>`
         WITH inserted AS (
           INSERT INTO campaign_contacts (campaign_id, account_id, contact_id, next_attempt_at)
@@ -62,8 +82,12 @@ export function campaignQueries(db: Executor) {
           ON CONFLICT DO NOTHING RETURNING 1
         ) SELECT count(*) AS loaded FROM inserted`.execute(db);
       const loaded = Number(rows[0]!.loaded);
-      await db.updateTable('campaign_stats').set({ contacts_total: sql`contacts_total + ${loaded}` } as never)
-        .where('account_id', '=', accountId).where('campaign_id', '=', campaignId).execute();
+      await db
+        .updateTable('campaign_stats')
+        .set({ contacts_total: sql`contacts_total + ${loaded}` } as never)
+        .where('account_id', '=', accountId)
+        .where('campaign_id', '=', campaignId)
+        .execute();
       return loaded;
     },
 
@@ -96,7 +120,18 @@ export function campaignQueries(db: Executor) {
       return Number(result.numUpdatedRows);
     },
 
-    setContact(accountId: string, campaignId: string, contactId: string, changes: Updateable<{ state: string; attempts: number; next_attempt_at: Date; last_outcome: string | null; claimed_at: Date | null }>) {
+    setContact(
+      accountId: string,
+      campaignId: string,
+      contactId: string,
+      changes: Updateable<{
+        state: string;
+        attempts: number;
+        next_attempt_at: Date;
+        last_outcome: string | null;
+        claimed_at: Date | null;
+      }>,
+    ) {
       return db
         .updateTable('campaign_contacts')
         .set(changes as never)
@@ -112,7 +147,16 @@ export function campaignQueries(db: Executor) {
      */
     async decideAttempt(
       accountId: string,
-      attempt: { id: string; campaignId: string; contactId: string; number: number; decision: string; status: 'denied' | 'dialed'; fromNumber: string | null; at: Date },
+      attempt: {
+        id: string;
+        campaignId: string;
+        contactId: string;
+        number: number;
+        decision: string;
+        status: 'denied' | 'dialed';
+        fromNumber: string | null;
+        at: Date;
+      },
     ): Promise<string | null> {
       const row = await db
         .insertInto('campaign_attempts')
@@ -130,7 +174,12 @@ export function campaignQueries(db: Executor) {
         .onConflict((oc) =>
           oc
             .columns(['campaign_id', 'contact_id', 'attempt_number'])
-            .doUpdateSet({ status: attempt.status, decision: attempt.decision, decided_at: attempt.at, from_number: attempt.fromNumber })
+            .doUpdateSet({
+              status: attempt.status,
+              decision: attempt.decision,
+              decided_at: attempt.at,
+              from_number: attempt.fromNumber,
+            })
             .where('campaign_attempts.status', '=', 'denied')
             .where('campaign_attempts.account_id', '=', accountId),
         )
@@ -140,7 +189,12 @@ export function campaignQueries(db: Executor) {
     },
 
     setAttemptCall(accountId: string, attemptId: string, callId: string) {
-      return db.updateTable('campaign_attempts').set({ call_id: callId }).where('account_id', '=', accountId).where('id', '=', attemptId).execute();
+      return db
+        .updateTable('campaign_attempts')
+        .set({ call_id: callId })
+        .where('account_id', '=', accountId)
+        .where('id', '=', attemptId)
+        .execute();
     },
 
     attemptOfCall(accountId: string, callId: string) {
@@ -153,8 +207,26 @@ export function campaignQueries(db: Executor) {
         .executeTakeFirst();
     },
 
-    endAttempt(accountId: string, attemptId: string, changes: Updateable<{ status: 'ended'; outcome: string; live_answered: boolean; abandoned: boolean; talk_seconds: number | null; cost_usd: string | null; disposition: string | null; ended_at: Date }>) {
-      return db.updateTable('campaign_attempts').set(changes as never).where('account_id', '=', accountId).where('id', '=', attemptId).execute();
+    endAttempt(
+      accountId: string,
+      attemptId: string,
+      changes: Updateable<{
+        status: 'ended';
+        outcome: string;
+        live_answered: boolean;
+        abandoned: boolean;
+        talk_seconds: number | null;
+        cost_usd: string | null;
+        disposition: string | null;
+        ended_at: Date;
+      }>,
+    ) {
+      return db
+        .updateTable('campaign_attempts')
+        .set(changes as never)
+        .where('account_id', '=', accountId)
+        .where('id', '=', attemptId)
+        .execute();
     },
 
     /** Calls of the campaign placed and not yet ended. */
@@ -199,7 +271,11 @@ export function campaignQueries(db: Executor) {
     },
 
     /** Live-answered and abandoned calls of the campaign that ended since each of these instants (exact, from the attempts). */
-    async abandonFigures(accountId: string, campaignId: string, since: { last30Days: Date; today: Date; lastHour: Date }) {
+    async abandonFigures(
+      accountId: string,
+      campaignId: string,
+      since: { last30Days: Date; today: Date; lastHour: Date },
+    ) {
       const row = await db
         .selectFrom('campaign_attempts')
         .select([
@@ -215,7 +291,10 @@ export function campaignQueries(db: Executor) {
         .where('live_answered', '=', true)
         .where('ended_at', '>=', since.last30Days)
         .executeTakeFirstOrThrow();
-      const figure = (live: string, abandoned: string) => ({ liveAnswered: Number(live), abandoned: Number(abandoned) });
+      const figure = (live: string, abandoned: string) => ({
+        liveAnswered: Number(live),
+        abandoned: Number(abandoned),
+      });
       return {
         last30Days: figure(row.live30, row.abandoned30),
         today: figure(row.liveToday, row.abandonedToday),
@@ -224,30 +303,52 @@ export function campaignQueries(db: Executor) {
     },
 
     /** Adds to the campaign's aggregates. */
-    async addStats(accountId: string, campaignId: string, deltas: Partial<Record<StatColumn, number>>, costUsd?: string) {
+    async addStats(
+      accountId: string,
+      campaignId: string,
+      deltas: Partial<Record<StatColumn, number>>,
+      costUsd?: string,
+    ) {
       const sets: Record<string, unknown> = {};
       for (const [column, delta] of Object.entries(deltas)) {
         if (delta) sets[column] = sql`${sql.ref(column)} + ${delta}`;
       }
       if (costUsd) sets.cost_usd = sql`cost_usd + ${costUsd}::numeric`;
       if (Object.keys(sets).length === 0) return;
-      await db.updateTable('campaign_stats').set(sets as never).where('account_id', '=', accountId).where('campaign_id', '=', campaignId).execute();
+      await db
+        .updateTable('campaign_stats')
+        .set(sets as never)
+        .where('account_id', '=', accountId)
+        .where('campaign_id', '=', campaignId)
+        .execute();
     },
 
     async countUp(accountId: string, campaignId: string, kind: 'denial' | 'disposition', key: string) {
       await db
         .insertInto('campaign_counters')
         .values({ campaign_id: campaignId, account_id: accountId, kind, key, count: 1 })
-        .onConflict((oc) => oc.columns(['campaign_id', 'kind', 'key']).doUpdateSet({ count: sql`campaign_counters.count + 1` }))
+        .onConflict((oc) =>
+          oc.columns(['campaign_id', 'kind', 'key']).doUpdateSet({ count: sql`campaign_counters.count + 1` }),
+        )
         .execute();
     },
 
     stats(accountId: string, campaignId: string) {
-      return db.selectFrom('campaign_stats').selectAll().where('account_id', '=', accountId).where('campaign_id', '=', campaignId).executeTakeFirstOrThrow();
+      return db
+        .selectFrom('campaign_stats')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('campaign_id', '=', campaignId)
+        .executeTakeFirstOrThrow();
     },
 
     counters(accountId: string, campaignId: string) {
-      return db.selectFrom('campaign_counters').select(['kind', 'key', 'count']).where('account_id', '=', accountId).where('campaign_id', '=', campaignId).execute();
+      return db
+        .selectFrom('campaign_counters')
+        .select(['kind', 'key', 'count'])
+        .where('account_id', '=', accountId)
+        .where('campaign_id', '=', campaignId)
+        .execute();
     },
 
     async dueNow(accountId: string, campaignId: string, now: Date): Promise<number> {

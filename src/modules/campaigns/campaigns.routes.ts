@@ -2,7 +2,14 @@ import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
 import { IdParams, responses } from '../../http/schemas.js';
 import type { CampaignsService } from './campaigns.service.js';
-import { Campaign, CampaignList, CampaignStats, CreateCampaignBody, ListCampaignsQuery, UpdateCampaignBody } from './campaigns.schemas.js';
+import {
+  Campaign,
+  CampaignList,
+  CampaignStats,
+  CreateCampaignBody,
+  ListCampaignsQuery,
+  UpdateCampaignBody,
+} from './campaigns.schemas.js';
 
 const read = allow.account('account.read');
 const write = allow.account('campaigns.write');
@@ -11,33 +18,81 @@ const tags = ['campaigns'];
 export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsService }) {
   app.post(
     '/campaigns',
-    { config: { access: write }, schema: { tags, summary: 'Create a campaign (a draft: nothing is dialled until it starts)', body: CreateCampaignBody, response: responses(Campaign) } },
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Create a campaign (a draft: nothing is dialled until it starts)',
+        body: CreateCampaignBody,
+        response: responses(Campaign),
+      },
+    },
     async (req) => campaigns.create(req.auth, req.body),
   );
   app.get(
     '/campaigns',
-    { config: { access: read }, schema: { tags, summary: "List the account's campaigns, newest first", querystring: ListCampaignsQuery, response: responses(CampaignList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: "List the account's campaigns, newest first",
+        querystring: ListCampaignsQuery,
+        response: responses(CampaignList),
+      },
+    },
     async (req) => campaigns.list(req.auth, req.query),
   );
   app.get(
     '/campaigns/:id',
-    { config: { access: read }, schema: { tags, summary: 'Read a campaign, with why it is paused when it is', params: IdParams, response: responses(Campaign) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'Read a campaign, with why it is paused when it is',
+        params: IdParams,
+        response: responses(Campaign),
+      },
+    },
     async (req) => campaigns.get(req.auth, req.params.id),
   );
   app.patch(
     '/campaigns/:id',
-    { config: { access: write },
-      schema: { tags, summary: 'Update a campaign; a running one takes only pace, schedule and concurrency', params: IdParams, body: UpdateCampaignBody, response: responses(Campaign) } },
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Update a campaign; a running one takes only pace, schedule and concurrency',
+        params: IdParams,
+        body: UpdateCampaignBody,
+        response: responses(Campaign),
+      },
+    },
     async (req) => campaigns.update(req.auth, req.params.id, req.body),
   );
   app.post(
     '/campaigns/:id/start',
-    { config: { access: write }, schema: { tags, summary: 'Start a draft campaign, or resume a paused one', params: IdParams, response: responses(Campaign) } },
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Start a draft campaign, or resume a paused one',
+        params: IdParams,
+        response: responses(Campaign),
+      },
+    },
     async (req) => campaigns.start(req.auth, req.params.id),
   );
   app.post(
     '/campaigns/:id/pause',
-    { config: { access: write }, schema: { tags, summary: 'Pause a running campaign at once: no new dials, calls under way finish', params: IdParams, response: responses(Campaign) } },
+    {
+      config: { access: write },
+      schema: {
+        tags,
+        summary: 'Pause a running campaign at once: no new dials, calls under way finish',
+        params: IdParams,
+        response: responses(Campaign),
+      },
+    },
     async (req) => campaigns.pause(req.auth, req.params.id),
   );
   app.post(
@@ -46,7 +101,8 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
       config: { access: write },
       schema: {
         tags,
-        summary: 'Cancel a draft, running or paused campaign for good: contacts not yet called are not called, calls under way finish',
+        summary:
+          'Cancel a draft, running or paused campaign for good: contacts not yet called are not called, calls under way finish',
         params: IdParams,
         response: responses(Campaign),
       },
@@ -55,7 +111,15 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
   );
   app.get(
     '/campaigns/:id/stats',
-    { config: { access: read }, schema: { tags, summary: 'Campaign statistics: outcomes, abandon rates, gate denials, cost, progress', params: IdParams, response: responses(CampaignStats) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'Campaign statistics: outcomes, abandon rates, gate denials, cost, progress',
+        params: IdParams,
+        response: responses(CampaignStats),
+      },
+    },
     async (req) => campaigns.stats(req.auth, req.params.id),
   );
 }

@@ -1,12 +1,22 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Int, Money, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 import { WEEKDAYS } from './calling-window.js';
-import { CAMPAIGN_STATUSES, GATE_DENIALS, PAUSE_REASONS, RETRY_OUTCOMES, VOICEMAIL_ACTIONS } from './campaigns.tables.js';
+import {
+  CAMPAIGN_STATUSES,
+  GATE_DENIALS,
+  PAUSE_REASONS,
+  RETRY_OUTCOMES,
+  VOICEMAIL_ACTIONS,
+} from './campaigns.tables.js';
 
 export const CampaignStatus = Type.Enum([...CAMPAIGN_STATUSES], {
   description: 'draft -> running <-> paused -> completed; draft, running and paused may be cancelled.',
 });
-const LocalTime = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'HH:MM, 24-hour clock', examples: ['09:00'] });
+const LocalTime = Type.String({
+  pattern: '^([01]\\d|2[0-3]):[0-5]\\d$',
+  description: 'HH:MM, 24-hour clock',
+  examples: ['09:00'],
+});
 
 export const ScheduleInput = Type.Object(
   {
@@ -25,24 +35,40 @@ export const ScheduleInput = Type.Object(
 const RetryRule = Type.Object(
   {
     attempts: Int({ minimum: 0, maximum: 20, description: 'Retries after this outcome (0: none).' }),
-    spacingMinutes: Int({ minimum: 1, maximum: 43_200, description: 'Minutes between attempts; the retry waits for the next calling window.' }),
+    spacingMinutes: Int({
+      minimum: 1,
+      maximum: 43_200,
+      description: 'Minutes between attempts; the retry waits for the next calling window.',
+    }),
   },
   { title: 'CampaignRetryRuleInput', additionalProperties: false },
 );
 export const RetryRulesInput = Type.Object(
-  Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, Type.Optional(RetryRule)])) as Record<(typeof RETRY_OUTCOMES)[number], ReturnType<typeof Type.Optional<typeof RetryRule>>>,
-  { title: 'CampaignRetryRulesInput', additionalProperties: false, description: 'Retries per outcome; an outcome left out is not retried.' },
+  Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, Type.Optional(RetryRule)])) as Record<
+    (typeof RETRY_OUTCOMES)[number],
+    ReturnType<typeof Type.Optional<typeof RetryRule>>
+  >,
+  {
+    title: 'CampaignRetryRulesInput',
+    additionalProperties: false,
+    description: 'Retries per outcome; an outcome left out is not retried.',
+  },
 );
 
 const Name = SingleLineText({ minLength: 1, maxLength: 200 });
-const Ids = (description: string, minItems: number) => Type.Array(Uuid, { minItems, maxItems: 100, uniqueItems: true, description });
+const Ids = (description: string, minItems: number) =>
+  Type.Array(Uuid, { minItems, maxItems: 100, uniqueItems: true, description });
 
 const writable = {
   name: Name,
   agentId: Uuid,
   contactListIds: Ids('The lists whose contacts are called (copied when the campaign first starts).', 1),
   fromNumberIds: Ids("Numbers to call from, used in turn; empty: the account's best number.", 0),
-  maxConcurrency: Int({ minimum: 1, maximum: 1000, description: 'Calls of the campaign live at once (the account limit applies too).' }),
+  maxConcurrency: Int({
+    minimum: 1,
+    maximum: 1000,
+    description: 'Calls of the campaign live at once (the account limit applies too).',
+  }),
   callsPerMinute: Int({ minimum: 1, maximum: 10_000, description: 'Dials a minute at most.' }),
   schedule: ScheduleInput,
   retryRules: RetryRulesInput,
@@ -75,10 +101,16 @@ export const UpdateCampaignBody = Type.Partial(Type.Object(writable, { additiona
 });
 export type UpdateCampaignInput = Static<typeof UpdateCampaignBody>;
 
-export const ListCampaignsQuery = Type.Object({ ...PageQuery, status: Type.Optional(CampaignStatus) }, { additionalProperties: false });
+export const ListCampaignsQuery = Type.Object(
+  { ...PageQuery, status: Type.Optional(CampaignStatus) },
+  { additionalProperties: false },
+);
 export type ListCampaignsQuery = Static<typeof ListCampaignsQuery>;
 
-const RetryRuleOut = Type.Object({ attempts: Type.Integer(), spacingMinutes: Type.Integer() }, { title: 'CampaignRetryRule' });
+const RetryRuleOut = Type.Object(
+  { attempts: Type.Integer(), spacingMinutes: Type.Integer() },
+  { title: 'CampaignRetryRule' },
+);
 
 export const Campaign = Type.Object({
   id: Uuid,
@@ -88,17 +120,29 @@ export const Campaign = Type.Object({
   fromNumberIds: Type.Array(Uuid),
   maxConcurrency: Type.Integer(),
   callsPerMinute: Type.Integer(),
-  schedule: Type.Object({ days: Type.Array(Type.String()), start: Type.String(), end: Type.String() }, { title: 'CampaignSchedule' }),
-  retryRules: Type.Object(Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, RetryRuleOut])), { title: 'CampaignRetryRules' }),
+  schedule: Type.Object(
+    { days: Type.Array(Type.String()), start: Type.String(), end: Type.String() },
+    { title: 'CampaignSchedule' },
+  ),
+  retryRules: Type.Object(Object.fromEntries(RETRY_OUTCOMES.map((outcome) => [outcome, RetryRuleOut])), {
+    title: 'CampaignRetryRules',
+  }),
   maxAttemptsPerContact: Type.Integer(),
   stopAt: Nullable(DateTime),
   voicemailAction: Type.Enum([...VOICEMAIL_ACTIONS]),
   status: CampaignStatus,
   pause: Nullable(
-    Type.Object({
-      reason: Type.Enum([...PAUSE_REASONS]),
-      details: Type.Record(Type.String(), Type.Unknown()),
-    }, { title: 'CampaignPause', description: 'Why a paused campaign is paused: manual, compliance (with the abandon-rate figures) or no_usable_number.' }),
+    Type.Object(
+      {
+        reason: Type.Enum([...PAUSE_REASONS]),
+        details: Type.Record(Type.String(), Type.Unknown()),
+      },
+      {
+        title: 'CampaignPause',
+        description:
+          'Why a paused campaign is paused: manual, compliance (with the abandon-rate figures) or no_usable_number.',
+      },
+    ),
   ),
   startedAt: Nullable(DateTime),
   completedAt: Nullable(DateTime),
@@ -130,11 +174,25 @@ export const CampaignStats = Type.Object({
     failed: Type.Integer(),
     abandoned: Type.Integer(),
   }),
-  abandonRate: Type.Object({ last30Days: Rate, today: Rate, lastHour: Rate, threshold: Type.Number(), paceFactor: Type.Number() }),
-  gateDenials: Type.Record(Type.String(), Type.Integer(), { description: `Dials the pre-dial gate refused, by reason: ${GATE_DENIALS.join(', ')}.` }),
+  abandonRate: Type.Object({
+    last30Days: Rate,
+    today: Rate,
+    lastHour: Rate,
+    threshold: Type.Number(),
+    paceFactor: Type.Number(),
+  }),
+  gateDenials: Type.Record(Type.String(), Type.Integer(), {
+    description: `Dials the pre-dial gate refused, by reason: ${GATE_DENIALS.join(', ')}.`,
+  }),
   avgTalkSeconds: Nullable(Type.Number()),
   costUsd: Money,
   dispositions: Type.Record(Type.String(), Type.Integer()),
-  contacts: Type.Object({ total: Type.Integer(), finished: Type.Integer(), remaining: Type.Integer(), dueNow: Type.Integer(), inCall: Type.Integer() }),
+  contacts: Type.Object({
+    total: Type.Integer(),
+    finished: Type.Integer(),
+    remaining: Type.Integer(),
+    dueNow: Type.Integer(),
+    inCall: Type.Integer(),
+  }),
   projectedCompletionAt: Nullable(DateTime),
 });

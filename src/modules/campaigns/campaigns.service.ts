@@ -17,7 +17,13 @@ import type { JobQueue } from '../../jobs/queue.js';
 import { DEFAULT_SCHEDULE } from './calling-window.js';
 import { ABANDON_PAUSE_THRESHOLD, abandonRate, createCampaignDialer, windows } from './campaign-dialer.js';
 import type { CampaignRow, CampaignsRepo, CampaignsTx } from './campaigns.repo.js';
-import type { AgentsForCampaigns, CallsForCampaigns, ContactsForCampaigns, DncForCampaigns, NumbersForCampaigns } from './campaigns.ports.js';
+import type {
+  AgentsForCampaigns,
+  CallsForCampaigns,
+  ContactsForCampaigns,
+  DncForCampaigns,
+  NumbersForCampaigns,
+} from './campaigns.ports.js';
 import type { CreateCampaignInput, ListCampaignsQuery, UpdateCampaignInput } from './campaigns.schemas.js';
 import { RETRY_OUTCOMES, type CampaignStatus, type RetryRules } from './campaigns.tables.js';
 
@@ -42,7 +48,8 @@ const iso = (value: Date | null) => (value === null ? null : value.toISOString()
 
 function retryRules(input: CreateCampaignInput['retryRules'], previous?: RetryRules): RetryRules {
   const rules = {} as RetryRules;
-  for (const outcome of RETRY_OUTCOMES) rules[outcome] = input?.[outcome] ?? previous?.[outcome] ?? { attempts: 0, spacingMinutes: 60 };
+  for (const outcome of RETRY_OUTCOMES)
+    rules[outcome] = input?.[outcome] ?? previous?.[outcome] ?? { attempts: 0, spacingMinutes: 60 };
   return rules;
 }
 
@@ -60,7 +67,10 @@ const toCampaign = (row: CampaignRow) => ({
   stopAt: iso(row.stop_at),
   voicemailAction: row.voicemail_action,
   status: row.status,
-  pause: row.status === 'paused' && row.paused_reason ? { reason: row.paused_reason, details: row.paused_details ?? {} } : null,
+  pause:
+    row.status === 'paused' && row.paused_reason
+      ? { reason: row.paused_reason, details: row.paused_details ?? {} }
+      : null,
   startedAt: iso(row.started_at),
   completedAt: iso(row.completed_at),
   createdAt: row.created_at.toISOString(),
@@ -86,8 +96,14 @@ export function createCampaignsService(deps: CampaignsDeps) {
   const conflict = (row: CampaignRow, action: string) =>
     new AppError('conflict', `The campaign is ${row.status}: it cannot be ${action}`, { status: row.status });
 
-  async function checkReferences(auth: Auth, input: { agentId?: string; contactListIds?: string[]; fromNumberIds?: string[] }) {
-    await owned.requireOwned(auth, { agents: input.agentId ? [input.agentId] : [], contactLists: input.contactListIds ?? [] });
+  async function checkReferences(
+    auth: Auth,
+    input: { agentId?: string; contactListIds?: string[]; fromNumberIds?: string[] },
+  ) {
+    await owned.requireOwned(auth, {
+      agents: input.agentId ? [input.agentId] : [],
+      contactLists: input.contactListIds ?? [],
+    });
     if (input.fromNumberIds?.length) {
       const found = await deps.numbers.forCampaign(auth.accountId, input.fromNumberIds);
       if (found.length !== input.fromNumberIds.length) throw notFound('Phone number');
@@ -99,25 +115,50 @@ export function createCampaignsService(deps: CampaignsDeps) {
   }
 
   /** Pauses in the caller's transaction; a compliance pause also emits campaign.compliance_paused and lists it in /v1/events. */
-  async function pause(tx: CampaignsTx, campaign: CampaignRow, reason: 'manual' | 'compliance' | 'no_usable_number', details: Record<string, unknown>, auth?: Auth) {
+  async function pause(
+    tx: CampaignsTx,
+    campaign: CampaignRow,
+    reason: 'manual' | 'compliance' | 'no_usable_number',
+    details: Record<string, unknown>,
+    auth?: Auth,
+  ) {
     const now = clock.now();
-    await tx.update(campaign.account_id, campaign.id, { status: 'paused', paused_reason: reason, paused_details: JSON.stringify(details), updated_at: now });
+    await tx.update(campaign.account_id, campaign.id, {
+      status: 'paused',
+      paused_reason: reason,
+      paused_details: JSON.stringify(details),
+      updated_at: now,
+    });
     if (reason === 'compliance') {
       const data = { campaignId: campaign.id, ...details };
-      await tx.emit({ type: 'campaign.compliance_paused', accountId: campaign.account_id, subject: { type: 'campaign', id: campaign.id }, data, actor: null });
+      await tx.emit({
+        type: 'campaign.compliance_paused',
+        accountId: campaign.account_id,
+        subject: { type: 'campaign', id: campaign.id },
+        data,
+        actor: null,
+      });
       await calls.recordCampaignEvent(tx, campaign.account_id, 'campaign.compliance_paused', data);
       log.warn({ campaignId: campaign.id, ...details }, 'campaign paused: abandon rate above the limit');
     }
     void auth;
   }
 
-  const dialer = createCampaignDialer({ ...deps, config: rules, pause: (tx, campaign, reason, details) => pause(tx, campaign, reason, details) });
+  const dialer = createCampaignDialer({
+    ...deps,
+    config: rules,
+    pause: (tx, campaign, reason, details) => pause(tx, campaign, reason, details),
+  });
 
   /** Asks for a dial pass of the campaign in about `delaySeconds` (deduplicated per time slot). */
   async function wake(accountId: string, campaignId: string, delaySeconds = 0) {
     const slotMs = rules.tickSeconds * 1000;
     const slot = Math.ceil((Date.now() + delaySeconds * 1000) / slotMs);
-    await jobs.send('campaigns.dial', { accountId, campaignId }, { id: dialJobId(campaignId, slot), startAfter: new Date(slot * slotMs) });
+    await jobs.send(
+      'campaigns.dial',
+      { accountId, campaignId },
+      { id: dialJobId(campaignId, slot), startAfter: new Date(slot * slotMs) },
+    );
   }
 
   return {
@@ -174,13 +215,20 @@ export function createCampaignsService(deps: CampaignsDeps) {
         if (current.status === 'completed' || current.status === 'cancelled') throw conflict(current, 'changed');
         const unsafe = Object.keys(input).filter((field) => !SAFE_WHILE_RUNNING.has(field));
         if (current.status === 'running' && unsafe.length > 0) {
-          throw new AppError('conflict', `A running campaign takes only changes of pace, schedule and concurrency; pause it to change ${unsafe.join(', ')}`, {
-            status: current.status,
-            fields: unsafe,
-          });
+          throw new AppError(
+            'conflict',
+            `A running campaign takes only changes of pace, schedule and concurrency; pause it to change ${unsafe.join(', ')}`,
+            {
+              status: current.status,
+              fields: unsafe,
+            },
+          );
         }
         if (current.contacts_loaded && input.contactListIds) {
-          throw new AppError('conflict', 'The contact lists of a campaign that has started cannot change', { status: current.status, fields: ['contactListIds'] });
+          throw new AppError('conflict', 'The contact lists of a campaign that has started cannot change', {
+            status: current.status,
+            fields: ['contactListIds'],
+          });
         }
         const name = input.name?.trim();
         if (input.name !== undefined && !name) throw invalidField('body/name', 'must not be blank');
@@ -189,10 +237,14 @@ export function createCampaignsService(deps: CampaignsDeps) {
           ...(input.agentId ? { agent_id: input.agentId } : {}),
           ...(input.contactListIds ? { contact_list_ids: input.contactListIds } : {}),
           ...(input.fromNumberIds ? { from_number_ids: input.fromNumberIds } : {}),
-          ...(input.maxConcurrency ? { max_concurrency: input.maxConcurrency, pace_limit: Math.min(current.pace_limit, input.maxConcurrency) } : {}),
+          ...(input.maxConcurrency
+            ? { max_concurrency: input.maxConcurrency, pace_limit: Math.min(current.pace_limit, input.maxConcurrency) }
+            : {}),
           ...(input.callsPerMinute ? { calls_per_minute: input.callsPerMinute } : {}),
           ...(input.schedule ? { schedule: JSON.stringify(input.schedule) } : {}),
-          ...(input.retryRules ? { retry_rules: JSON.stringify(retryRules(input.retryRules, current.retry_rules)) } : {}),
+          ...(input.retryRules
+            ? { retry_rules: JSON.stringify(retryRules(input.retryRules, current.retry_rules)) }
+            : {}),
           ...(input.maxAttemptsPerContact ? { max_attempts_per_contact: input.maxAttemptsPerContact } : {}),
           ...(input.stopAt !== undefined ? { stop_at: input.stopAt ? new Date(input.stopAt) : null } : {}),
           ...(input.voicemailAction ? { voicemail_action: input.voicemailAction } : {}),
@@ -207,7 +259,11 @@ export function createCampaignsService(deps: CampaignsDeps) {
       await requireCampaign(auth, id);
       const agentRow = await requireCampaign(auth, id).then((row) => agents.forCall(auth.accountId, row.agent_id));
       if (!agentRow || agentRow.status !== 'active') {
-        throw new AppError('conflict', `The campaign's agent is ${agentRow?.status ?? 'deleted'}: only an active agent makes calls`, { reason: 'agent_not_active' });
+        throw new AppError(
+          'conflict',
+          `The campaign's agent is ${agentRow?.status ?? 'deleted'}: only an active agent makes calls`,
+          { reason: 'agent_not_active' },
+        );
       }
       const row = await repo.transaction(async (tx) => {
         const current = await tx.findForUpdate(auth.accountId, id);
@@ -215,7 +271,12 @@ export function createCampaignsService(deps: CampaignsDeps) {
         if (current.status !== 'draft' && current.status !== 'paused') throw conflict(current, 'started');
         const now = clock.now();
         if (!current.contacts_loaded) {
-          await tx.loadContacts(auth.accountId, id, deps.contacts.membersOfListsQuery(auth.accountId, current.contact_list_ids), now);
+          await tx.loadContacts(
+            auth.accountId,
+            id,
+            deps.contacts.membersOfListsQuery(auth.accountId, current.contact_list_ids),
+            now,
+          );
         }
         const started = await tx.update(auth.accountId, id, {
           status: 'running',
@@ -226,7 +287,13 @@ export function createCampaignsService(deps: CampaignsDeps) {
           updated_at: now,
         });
         const data = { campaignId: id, name: current.name, agentId: current.agent_id };
-        await tx.emit({ type: 'campaign.started', accountId: auth.accountId, subject: { type: 'campaign', id }, data, actor: actorOf(auth) });
+        await tx.emit({
+          type: 'campaign.started',
+          accountId: auth.accountId,
+          subject: { type: 'campaign', id },
+          data,
+          actor: actorOf(auth),
+        });
         await calls.recordCampaignEvent(tx, auth.accountId, 'campaign.started', data);
         return started;
       });
@@ -256,8 +323,14 @@ export function createCampaignsService(deps: CampaignsDeps) {
       const row = await repo.transaction(async (tx) => {
         const current = await tx.findForUpdate(auth.accountId, id);
         if (!current) throw notFound('Campaign');
-        if (current.status !== 'draft' && current.status !== 'running' && current.status !== 'paused') throw conflict(current, 'cancelled');
-        return tx.update(auth.accountId, id, { status: 'cancelled', paused_reason: null, paused_details: null, updated_at: clock.now() });
+        if (current.status !== 'draft' && current.status !== 'running' && current.status !== 'paused')
+          throw conflict(current, 'cancelled');
+        return tx.update(auth.accountId, id, {
+          status: 'cancelled',
+          paused_reason: null,
+          paused_details: null,
+          updated_at: clock.now(),
+        });
       });
       return toCampaign(row);
     },
@@ -272,7 +345,10 @@ export function createCampaignsService(deps: CampaignsDeps) {
         repo.dueNow(auth.accountId, id, now),
         repo.inFlight(auth.accountId, id),
       ]);
-      const withRate = (figure: { abandoned: number; liveAnswered: number }) => ({ ...figure, rate: Number(abandonRate(figure).toFixed(6)) });
+      const withRate = (figure: { abandoned: number; liveAnswered: number }) => ({
+        ...figure,
+        rate: Number(abandonRate(figure).toFixed(6)),
+      });
       const remaining = stats.contacts_total - stats.contacts_done;
       // Projected from the pace of the last hour's dials (or the configured pace before there is any).
       let projectedCompletionAt: string | null = null;
@@ -281,7 +357,8 @@ export function createCampaignsService(deps: CampaignsDeps) {
         const perMinute = Math.max(1, Math.min(campaign.calls_per_minute, campaign.max_concurrency * 2));
         projectedCompletionAt = new Date(now.getTime() + Math.ceil(remaining / perMinute) * 60_000).toISOString();
       }
-      const byKind = (kind: string) => Object.fromEntries(counters.filter((c) => c.kind === kind).map((c) => [c.key, c.count]));
+      const byKind = (kind: string) =>
+        Object.fromEntries(counters.filter((c) => c.kind === kind).map((c) => [c.key, c.count]));
       return {
         campaignId: id,
         status: campaign.status,
@@ -300,10 +377,13 @@ export function createCampaignsService(deps: CampaignsDeps) {
           today: withRate(figures.today),
           lastHour: withRate(figures.lastHour),
           threshold: ABANDON_PAUSE_THRESHOLD,
-          paceFactor: Number((Math.min(campaign.max_concurrency, campaign.pace_limit) / campaign.max_concurrency).toFixed(4)),
+          paceFactor: Number(
+            (Math.min(campaign.max_concurrency, campaign.pace_limit) / campaign.max_concurrency).toFixed(4),
+          ),
         },
         gateDenials: byKind('denial'),
-        avgTalkSeconds: stats.talk_calls > 0 ? Number((Number(stats.talk_seconds) / stats.talk_calls).toFixed(2)) : null,
+        avgTalkSeconds:
+          stats.talk_calls > 0 ? Number((Number(stats.talk_seconds) / stats.talk_calls).toFixed(2)) : null,
         costUsd: stats.cost_usd,
         dispositions: byKind('disposition'),
         contacts: { total: stats.contacts_total, finished: stats.contacts_done, remaining, dueNow, inCall: inFlight },

@@ -13,7 +13,9 @@ let kit: CallsKit;
 
 before(async () => {
   // Starts Monday 2 March 2026, 15:00 UTC: 10:00 in New York, 07:00 in Los Angeles, 05:00 in Honolulu.
-  kit = await startCallsApp({ env: { CAMPAIGN_TICK_SECONDS: '1', TTS_PROVIDER: 'none', CALLS_MAX_CONCURRENT_PER_ACCOUNT: '20' } });
+  kit = await startCallsApp({
+    env: { CAMPAIGN_TICK_SECONDS: '1', TTS_PROVIDER: 'none', CALLS_MAX_CONCURRENT_PER_ACCOUNT: '20' },
+  });
 });
 after(() => kit.close());
 
@@ -32,19 +34,39 @@ test('calling windows across zones, do-not-call before and during the campaign, 
   const account = await dialingAccount(kit.t, Object.values(phones));
   const { ok } = api(kit.t, account.user);
   await ok('POST', '/dnc', { phone: phones.listedBefore });
-  const campaign = await ok('POST', '/campaigns', { name: 'Spring', agentId: account.agentId, contactListIds: [account.listId], maxConcurrency: 5, callsPerMinute: 60 });
+  const campaign = await ok('POST', '/campaigns', {
+    name: 'Spring',
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+    maxConcurrency: 5,
+    callsPerMinute: 60,
+  });
   assert.equal(campaign.status, 'draft');
-  assert.deepEqual(campaign.schedule, { days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'], start: '09:00', end: '20:00' });
+  assert.deepEqual(campaign.schedule, {
+    days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'],
+    start: '09:00',
+    end: '20:00',
+  });
   const started = await ok('POST', `/campaigns/${campaign.id}/start`);
   assert.equal(started.status, 'running');
 
   // 10:00 in New York only: one dial; the others wait for their window, or are finished.
-  let stats = await waitForStats(kit.t, account.user, campaign.id, (s) => s.counts.dialed === 1 && s.gateDenials.outside_window === 4 && s.counts.busy === 1);
+  let stats = await waitForStats(
+    kit.t,
+    account.user,
+    campaign.id,
+    (s) => s.counts.dialed === 1 && s.gateDenials.outside_window === 4 && s.counts.busy === 1,
+  );
   assert.deepEqual(stats.gateDenials, { outside_window: 4, dnc_listed: 1, timezone_unknown: 1 });
 
   await ok('POST', '/dnc', { phone: phones.listedDuring });
   at('2026-03-02T17:05:00Z'); // 09:05 Los Angeles, 10:05/11:05 in the two zones of 605, 07:05 Honolulu
-  stats = await waitForStats(kit.t, account.user, campaign.id, (s) => s.counts.dialed === 3 && s.gateDenials.dnc_listed === 2 && s.counts.busy === 3);
+  stats = await waitForStats(
+    kit.t,
+    account.user,
+    campaign.id,
+    (s) => s.counts.dialed === 3 && s.gateDenials.dnc_listed === 2 && s.counts.busy === 3,
+  );
   at('2026-03-02T19:05:00Z'); // 09:05 Honolulu
   stats = await waitForStats(kit.t, account.user, campaign.id, (s) => s.status === 'completed');
   assert.equal(stats.counts.dialed, 4);
@@ -70,7 +92,12 @@ test('states: transitions, 409s naming the state, safe changes while running, ba
   const { ok, send } = api(kit.t, account.user);
   // Sundays only (it is Monday): the contact waits, so the campaign stays running.
   const sundays = { days: ['sun'], start: '09:00', end: '20:00' };
-  const campaign = await ok('POST', '/campaigns', { name: 'States', agentId: account.agentId, contactListIds: [account.listId], schedule: sundays });
+  const campaign = await ok('POST', '/campaigns', {
+    name: 'States',
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+    schedule: sundays,
+  });
 
   let response = await send('POST', `/campaigns/${campaign.id}/pause`);
   assert.equal(response.statusCode, 409);
@@ -83,7 +110,11 @@ test('states: transitions, 409s naming the state, safe changes while running, ba
   assert.equal(errorBody(response).details.status, 'running');
 
   // Running: pace, schedule and concurrency change; the rest waits for a pause.
-  const changed = await ok('PATCH', `/campaigns/${campaign.id}`, { callsPerMinute: 12, maxConcurrency: 3, schedule: { ...sundays, start: '10:00' } });
+  const changed = await ok('PATCH', `/campaigns/${campaign.id}`, {
+    callsPerMinute: 12,
+    maxConcurrency: 3,
+    schedule: { ...sundays, start: '10:00' },
+  });
   assert.equal(changed.callsPerMinute, 12);
   response = await send('PATCH', `/campaigns/${campaign.id}`, { name: 'Renamed' });
   assert.equal(response.statusCode, 409);
@@ -100,8 +131,18 @@ test('states: transitions, 409s naming the state, safe changes while running, ba
   for (const body of [
     { name: 'x', agentId: account.agentId, contactListIds: [] },
     { name: 'x', agentId: account.agentId, contactListIds: [account.listId], maxConcurrency: 0 },
-    { name: 'x', agentId: account.agentId, contactListIds: [account.listId], schedule: { days: ['mon'], start: '18:00', end: '09:00' } },
-    { name: 'x', agentId: account.agentId, contactListIds: [account.listId], retryRules: { busy: { attempts: 1, spacingMinutes: 0 } } },
+    {
+      name: 'x',
+      agentId: account.agentId,
+      contactListIds: [account.listId],
+      schedule: { days: ['mon'], start: '18:00', end: '09:00' },
+    },
+    {
+      name: 'x',
+      agentId: account.agentId,
+      contactListIds: [account.listId],
+      retryRules: { busy: { attempts: 1, spacingMinutes: 0 } },
+    },
     { name: 'x\u0000', agentId: account.agentId, contactListIds: [account.listId] },
   ]) {
     response = await send('POST', '/campaigns', body);
@@ -125,7 +166,11 @@ test('states: transitions, 409s naming the state, safe changes while running, ba
     assert.equal(response.statusCode, 404, `${method} ${path}`);
     assert.equal(errorBody(response).error, 'not_found');
   }
-  response = await theirs.send('POST', '/campaigns', { name: 'x', agentId: account.agentId, contactListIds: [account.listId] });
+  response = await theirs.send('POST', '/campaigns', {
+    name: 'x',
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+  });
   assert.equal(response.statusCode, 404);
   assert.equal((await theirs.ok('GET', '/campaigns')).total, 0);
   const listed = await ok('GET', '/campaigns?status=running');
@@ -151,7 +196,11 @@ test('retries by outcome, caller numbers in rotation, a number with a bad reputa
   const stats = await waitForStats(kit.t, account.user, campaign.id, (s) => s.status === 'completed');
   assert.equal(stats.counts.noAnswer, 2);
   assert.equal(stats.counts.dialed, 3);
-  const calls = (await ok('GET', `/calls?campaignId=${campaign.id}&limit=10`)).calls as Array<{ id: string; contactPhone: string; createdAt: string }>;
+  const calls = (await ok('GET', `/calls?campaignId=${campaign.id}&limit=10`)).calls as Array<{
+    id: string;
+    contactPhone: string;
+    createdAt: string;
+  }>;
   assert.deepEqual(calls.map((c) => c.contactPhone).sort(), [noAnswer, noAnswer, busy].sort());
   const froms = new Set<string>();
   for (const call of calls) froms.add((await ok('GET', `/calls/${call.id}`)).fromNumber);
@@ -165,7 +214,12 @@ test('retries by outcome, caller numbers in rotation, a number with a bad reputa
     .where('id', '=', rested.numberIds[0]!)
     .execute();
   const asRested = api(kit.t, rested.user);
-  const second = await asRested.ok('POST', '/campaigns', { name: 'Rest', agentId: rested.agentId, contactListIds: [rested.listId], fromNumberIds: rested.numberIds });
+  const second = await asRested.ok('POST', '/campaigns', {
+    name: 'Rest',
+    agentId: rested.agentId,
+    contactListIds: [rested.listId],
+    fromNumberIds: rested.numberIds,
+  });
   await asRested.ok('POST', `/campaigns/${second.id}/start`);
   await waitForStats(kit.t, rested.user, second.id, (s) => s.status === 'paused');
   const read = await asRested.ok('GET', `/campaigns/${second.id}`);
@@ -182,9 +236,19 @@ test("cancel: contacts still queued are never dialled, 409s naming the state; th
   // The agent hangs up at an answering machine; its campaign leaves the agent's message.
   const message = 'Hi, this is Sally from Acme. Please call us back.';
   await ok('PATCH', `/agents/${account.agentId}`, { voicemail: { message } });
-  const campaign = await ok('POST', '/campaigns', { name: 'Cancelled', agentId: account.agentId, contactListIds: [account.listId], voicemailAction: 'leave_message' });
+  const campaign = await ok('POST', '/campaigns', {
+    name: 'Cancelled',
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+    voicemailAction: 'leave_message',
+  });
   await ok('POST', `/campaigns/${campaign.id}/start`);
-  await waitForStats(kit.t, account.user, campaign.id, (s) => s.counts.voicemail === 1 && s.gateDenials.outside_window === 2 && s.contacts.inCall === 0);
+  await waitForStats(
+    kit.t,
+    account.user,
+    campaign.id,
+    (s) => s.counts.voicemail === 1 && s.gateDenials.outside_window === 2 && s.contacts.inCall === 0,
+  );
 
   const cancelled = await ok('POST', `/campaigns/${campaign.id}/cancel`);
   assert.equal(cancelled.status, 'cancelled');
@@ -199,7 +263,11 @@ test("cancel: contacts still queued are never dialled, 409s naming the state; th
 
   // 09:05 in Los Angeles: its contacts are due, and a dial pass dials none of them.
   at('2026-03-03T17:05:00Z');
-  assert.deepEqual(await kit.t.services.campaigns.tick(account.user.accountId, campaign.id), { dialed: 0, denied: 0, status: 'cancelled' });
+  assert.deepEqual(await kit.t.services.campaigns.tick(account.user.accountId, campaign.id), {
+    dialed: 0,
+    denied: 0,
+    status: 'cancelled',
+  });
   const stats = await ok('GET', `/campaigns/${campaign.id}/stats`);
   assert.equal(stats.status, 'cancelled');
   assert.equal(stats.counts.dialed, 1);
@@ -208,10 +276,19 @@ test("cancel: contacts still queued are never dialled, 409s naming the state; th
   assert.equal(calls.total, 1);
   const call = await ok('GET', `/calls/${calls.calls[0].id}`);
   assert.equal(call.endReason, 'voicemail');
-  assert.deepEqual(call.transcript.filter((turn: { speaker: string }) => turn.speaker === 'agent').map((turn: { text: string }) => turn.text), [message]);
+  assert.deepEqual(
+    call.transcript
+      .filter((turn: { speaker: string }) => turn.speaker === 'agent')
+      .map((turn: { text: string }) => turn.text),
+    [message],
+  );
   assert.equal((await ok('GET', '/campaigns?status=cancelled')).total, 1);
 
   // A draft can be cancelled too.
-  const draft = await ok('POST', '/campaigns', { name: 'Never', agentId: account.agentId, contactListIds: [account.listId] });
+  const draft = await ok('POST', '/campaigns', {
+    name: 'Never',
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+  });
   assert.equal((await ok('POST', `/campaigns/${draft.id}/cancel`)).status, 'cancelled');
 });

@@ -41,11 +41,19 @@ export interface Priced {
 type PricingQueries = Pick<CatalogRepo, 'findForPricing' | 'findRate' | 'platformFeePerMinute'>;
 
 function count(value: number, name: string): bigint {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a whole number >= 0, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a whole number >= 0, got ${value}`);
   return BigInt(value);
 }
 
-const line = (kind: PriceKind, description: string, unit: PricedLine['unit'], units: bigint, per: bigint, price: string) => ({
+const line = (
+  kind: PriceKind,
+  description: string,
+  unit: PricedLine['unit'],
+  units: bigint,
+  per: bigint,
+  price: string,
+) => ({
   micros: charge(price, units, per),
   line: { kind, description, unit, quantity: formatRatio(units, per), unitPriceUsd: formatPrice(price) },
 });
@@ -61,7 +69,10 @@ const inCountry = (country: string) => (country === '*' ? '' : ` (${country})`);
 export async function priceWith(queries: PricingQueries, request: PriceRequest): Promise<Priced> {
   const model = async (kind: ModelKind, reference: string | undefined) => {
     const row = await queries.findForPricing(kind, reference);
-    if (!row) throw notFound(reference === undefined ? `Default ${kind.toUpperCase()} model` : `${kind.toUpperCase()} model ${reference}`);
+    if (!row)
+      throw notFound(
+        reference === undefined ? `Default ${kind.toUpperCase()} model` : `${kind.toUpperCase()} model ${reference}`,
+      );
     return row;
   };
   let priced: Array<ReturnType<typeof line>>;
@@ -69,20 +80,45 @@ export async function priceWith(queries: PricingQueries, request: PriceRequest):
     case 'llm': {
       const row = await model('llm', request.modelId);
       priced = [
-        line('llm', `${row.name}: input tokens`, '1k_tokens', count(request.quantity.inputTokens, 'inputTokens'), 1000n, row.input_per_1k_tokens_usd!),
-        line('llm', `${row.name}: output tokens`, '1k_tokens', count(request.quantity.outputTokens, 'outputTokens'), 1000n, row.output_per_1k_tokens_usd!),
+        line(
+          'llm',
+          `${row.name}: input tokens`,
+          '1k_tokens',
+          count(request.quantity.inputTokens, 'inputTokens'),
+          1000n,
+          row.input_per_1k_tokens_usd!,
+        ),
+        line(
+          'llm',
+          `${row.name}: output tokens`,
+          '1k_tokens',
+          count(request.quantity.outputTokens, 'outputTokens'),
+          1000n,
+          row.output_per_1k_tokens_usd!,
+        ),
       ];
       break;
     }
     case 'stt': {
       const row = await model('stt', request.modelId);
-      priced = [line('stt', `${row.name}: speech to text`, 'minute', count(request.quantity.seconds, 'seconds'), 60n, row.per_minute_usd!)];
+      priced = [
+        line(
+          'stt',
+          `${row.name}: speech to text`,
+          'minute',
+          count(request.quantity.seconds, 'seconds'),
+          60n,
+          row.per_minute_usd!,
+        ),
+      ];
       break;
     }
     case 'tts': {
       const row = await model('tts', request.modelId);
       const characters = count(request.quantity.characters, 'characters');
-      priced = [line('tts', `${row.name}: speech synthesis`, '1k_characters', characters, 1000n, row.per_1k_characters_usd!)];
+      priced = [
+        line('tts', `${row.name}: speech synthesis`, '1k_characters', characters, 1000n, row.per_1k_characters_usd!),
+      ];
       break;
     }
     case 'telephony': {

@@ -37,7 +37,8 @@ export function catalogQueries(db: Executor) {
     findForPricing(kind: ModelKind, reference: string | undefined) {
       const query = models(kind).selectAll();
       if (reference === undefined) return query.where('is_default', '=', true).executeTakeFirst();
-      if (UUID.test(reference)) return query.where((eb) => eb.or([eb('id', '=', reference), eb('slug', '=', reference)])).executeTakeFirst();
+      if (UUID.test(reference))
+        return query.where((eb) => eb.or([eb('id', '=', reference), eb('slug', '=', reference)])).executeTakeFirst();
       return query.where('slug', '=', reference).executeTakeFirst();
     },
 
@@ -67,7 +68,11 @@ export function catalogQueries(db: Executor) {
     },
 
     async delete(kind: ModelKind, id: string): Promise<boolean> {
-      const result = await db.deleteFrom('catalog_models').where('kind', '=', kind).where('id', '=', id).executeTakeFirst();
+      const result = await db
+        .deleteFrom('catalog_models')
+        .where('kind', '=', kind)
+        .where('id', '=', id)
+        .executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 
@@ -88,7 +93,14 @@ export function catalogQueries(db: Executor) {
 
     /** Replaces the whole rate table; rows whose prices did not change keep their updated_at. */
     async replaceRates(rows: TelephonyRateRow[], at: Date) {
-      await db.deleteFrom('telephony_rates').where('country', 'not in', rows.map((row) => row.country)).execute();
+      await db
+        .deleteFrom('telephony_rates')
+        .where(
+          'country',
+          'not in',
+          rows.map((row) => row.country),
+        )
+        .execute();
       await db
         .insertInto('telephony_rates')
         .values(rows.map((row) => ({ ...row, updated_at: at })))
@@ -111,7 +123,10 @@ export function catalogQueries(db: Executor) {
     },
 
     async platformFeePerMinute(): Promise<string> {
-      const row = await db.selectFrom('pricing_settings').select('platform_fee_per_minute_usd').executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('pricing_settings')
+        .select('platform_fee_per_minute_usd')
+        .executeTakeFirstOrThrow();
       return row.platform_fee_per_minute_usd;
     },
 

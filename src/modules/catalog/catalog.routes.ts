@@ -15,19 +15,41 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
     const what = WHAT[kind];
     app.get(
       `/admin/models/${kind}`,
-      { config: { access: admin }, schema: { tags, summary: `List the ${what} models of the catalog, newest first`, querystring: ListModelsQuery, response: responses(schemas.list) } },
+      {
+        config: { access: admin },
+        schema: {
+          tags,
+          summary: `List the ${what} models of the catalog, newest first`,
+          querystring: ListModelsQuery,
+          response: responses(schemas.list),
+        },
+      },
       async (req) => catalog.listModels(kind, req.query),
     );
     app.post(
       `/admin/models/${kind}`,
-      { config: { access: admin }, schema: { tags, summary: `Add a ${what} model with its prices`, body: schemas.create, response: responses(schemas.model) } },
+      {
+        config: { access: admin },
+        schema: {
+          tags,
+          summary: `Add a ${what} model with its prices`,
+          body: schemas.create,
+          response: responses(schemas.model),
+        },
+      },
       async (req) => catalog.createModel(kind, req.body),
     );
     app.patch(
       `/admin/models/${kind}/:id`,
       {
         config: { access: admin },
-        schema: { tags, summary: `Change a ${what} model: prices, upstream, key, on/off, default`, params: IdParams, body: schemas.update, response: responses(schemas.model) },
+        schema: {
+          tags,
+          summary: `Change a ${what} model: prices, upstream, key, on/off, default`,
+          params: IdParams,
+          body: schemas.update,
+          response: responses(schemas.model),
+        },
       },
       async (req) => catalog.updateModel(kind, req.params.id, req.body),
     );
@@ -35,7 +57,12 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
       `/admin/models/${kind}/:id`,
       {
         config: { access: admin },
-        schema: { tags, summary: `Delete a ${what} model (not a built-in engine, nor the default)`, params: IdParams, response: responses(DeletedBody) },
+        schema: {
+          tags,
+          summary: `Delete a ${what} model (not a built-in engine, nor the default)`,
+          params: IdParams,
+          response: responses(DeletedBody),
+        },
       },
       async (req) => catalog.deleteModel(kind, req.params.id),
     );
@@ -45,7 +72,11 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
     '/admin/rates/telephony',
     {
       config: { access: admin },
-      schema: { tags, summary: 'The telephony rate table by country (the * row covers the others) and the platform fee', response: responses(TelephonyRates) },
+      schema: {
+        tags,
+        summary: 'The telephony rate table by country (the * row covers the others) and the platform fee',
+        response: responses(TelephonyRates),
+      },
     },
     async () => catalog.rates(),
   );
@@ -56,7 +87,8 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
       schema: {
         tags,
         summary: 'Replace the telephony rate table and the platform fee',
-        description: 'Send every row: countries left out are removed. A * row, the rate for every other country, is required.',
+        description:
+          'Send every row: countries left out are removed. A * row, the rate for every other country, is required.',
         body: TelephonyRatesBody,
         response: responses(TelephonyRates),
       },

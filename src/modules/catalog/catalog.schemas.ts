@@ -4,24 +4,45 @@ import { LATENCY_CLASSES, MODEL_PROVIDERS } from './catalog.tables.js';
 
 /** A price as written: a decimal string in USD, at most 8 decimal places, never a JSON number. */
 const PriceInput = (description: string) =>
-  Type.String({ pattern: '^\\d{1,10}(\\.\\d{1,8})?$', description: `${description} A decimal string, up to 8 decimal places.`, examples: ['0.0140'] });
-const PriceOutput = (description: string) => Type.String({ pattern: '^\\d+\\.\\d+$', description, examples: ['0.014'] });
+  Type.String({
+    pattern: '^\\d{1,10}(\\.\\d{1,8})?$',
+    description: `${description} A decimal string, up to 8 decimal places.`,
+    examples: ['0.0140'],
+  });
+const PriceOutput = (description: string) =>
+  Type.String({ pattern: '^\\d+\\.\\d+$', description, examples: ['0.014'] });
 
 const Slug = Type.String({
   pattern: '^[a-z0-9][a-z0-9._-]{0,63}$',
-  description: 'Unique per kind: lowercase letters, digits, ".", "_" and "-" (up to 64). Agents may name a model by it.',
+  description:
+    'Unique per kind: lowercase letters, digits, ".", "_" and "-" (up to 64). Agents may name a model by it.',
   examples: ['openai-gpt-4o-mini'],
 });
 const Name = Type.String({ minLength: 1, maxLength: 120 });
 const BaseUrl = Type.String({
   minLength: 1,
   maxLength: 500,
-  description: 'The http(s) base URL of an OpenAI-compatible upstream, e.g. https://api.openai.com/v1; built-in engines have none.',
+  description:
+    'The http(s) base URL of an OpenAI-compatible upstream, e.g. https://api.openai.com/v1; built-in engines have none.',
 });
-const UpstreamModel = Type.String({ minLength: 1, maxLength: 200, description: 'The model name the upstream expects; built-in engines default to their own name.' });
-const ApiKey = Type.String({ minLength: 1, maxLength: 1000, description: 'Write-only: stored and sent upstream, never answered (see hasApiKey). null removes it.' });
-const LatencyClass = Type.Enum([...LATENCY_CLASSES], { description: 'How fast it answers: low suits live calls, high suits after-call work.' });
-const ContextTokens = Type.Integer({ minimum: 1, maximum: 100_000_000, description: 'The largest context the model takes, in tokens.' });
+const UpstreamModel = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'The model name the upstream expects; built-in engines default to their own name.',
+});
+const ApiKey = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: 'Write-only: stored and sent upstream, never answered (see hasApiKey). null removes it.',
+});
+const LatencyClass = Type.Enum([...LATENCY_CLASSES], {
+  description: 'How fast it answers: low suits live calls, high suits after-call work.',
+});
+const ContextTokens = Type.Integer({
+  minimum: 1,
+  maximum: 100_000_000,
+  description: 'The largest context the model takes, in tokens.',
+});
 
 const PRICES = {
   llm: {
@@ -45,14 +66,20 @@ const writable = {
   latencyClass: Type.Optional(LatencyClass),
   active: Type.Optional(Type.Boolean({ description: 'Inactive models are not offered to agents.' })),
   isDefault: Type.Optional(
-    Type.Boolean({ description: 'The model used when an agent names none; one per kind. Setting it moves the default here.' }),
+    Type.Boolean({
+      description: 'The model used when an agent names none; one per kind. Setting it moves the default here.',
+    }),
   ),
 };
 
 /** Names of each kind's schemas in the API document. */
 const CATALOG_NAMES = { llm: 'Llm', stt: 'Stt', tts: 'Tts' } as const;
 
-function bodies<K extends keyof typeof PRICES, P extends TSchema, E extends TProperties>(kind: K, provider: P, extra: E) {
+function bodies<K extends keyof typeof PRICES, P extends TSchema, E extends TProperties>(
+  kind: K,
+  provider: P,
+  extra: E,
+) {
   const create = Type.Object(
     { slug: Slug, provider, ...writable, ...priceFields(kind, PriceInput), ...extra },
     { additionalProperties: false },
@@ -66,23 +93,30 @@ function bodies<K extends keyof typeof PRICES, P extends TSchema, E extends TPro
     },
     { additionalProperties: false, description: 'Fields left out keep their value.' },
   );
-  const model = Type.Object({
-    id: Uuid,
-    slug: Type.String(),
-    name: Type.String(),
-    provider,
-    baseUrl: Nullable(Type.String()),
-    model: Type.String(),
-    hasApiKey: Type.Boolean({ description: 'An API key is stored for the upstream; the key itself is never answered.' }),
-    ...priceFields(kind, PriceOutput),
-    latencyClass: LatencyClass,
-    ...(kind === 'llm' ? { contextTokens: Nullable(Type.Integer()) } : {}),
-    builtIn: Type.Boolean({ description: 'An engine that ships with Parley: it can be repriced or turned off, not deleted.' }),
-    active: Type.Boolean(),
-    isDefault: Type.Boolean(),
-    createdAt: DateTime,
-    updatedAt: DateTime,
-  }, { title: `${CATALOG_NAMES[kind]}Model` });
+  const model = Type.Object(
+    {
+      id: Uuid,
+      slug: Type.String(),
+      name: Type.String(),
+      provider,
+      baseUrl: Nullable(Type.String()),
+      model: Type.String(),
+      hasApiKey: Type.Boolean({
+        description: 'An API key is stored for the upstream; the key itself is never answered.',
+      }),
+      ...priceFields(kind, PriceOutput),
+      latencyClass: LatencyClass,
+      ...(kind === 'llm' ? { contextTokens: Nullable(Type.Integer()) } : {}),
+      builtIn: Type.Boolean({
+        description: 'An engine that ships with Parley: it can be repriced or turned off, not deleted.',
+      }),
+      active: Type.Boolean(),
+      isDefault: Type.Boolean(),
+      createdAt: DateTime,
+      updatedAt: DateTime,
+    },
+    { title: `${CATALOG_NAMES[kind]}Model` },
+  );
   const list = Type.Object({ models: Type.Array(model), ...PageFields }, { title: `${CATALOG_NAMES[kind]}ModelPage` });
   return { create, update, model, list };
 }
@@ -140,7 +174,10 @@ export const TelephonyRatesBody = Type.Object(
 );
 export type TelephonyRatesInput = Static<typeof TelephonyRatesBody>;
 
-export const TelephonyRates = Type.Object({
-  rates: Type.Array(Type.Object({ country: Country, ...rateFields(PriceOutput), updatedAt: DateTime })),
-  platformFeePerMinuteUsd: PriceOutput('USD per call minute on top of telephony and models.'),
-}, { title: 'TelephonyRates' });
+export const TelephonyRates = Type.Object(
+  {
+    rates: Type.Array(Type.Object({ country: Country, ...rateFields(PriceOutput), updatedAt: DateTime })),
+    platformFeePerMinuteUsd: PriceOutput('USD per call minute on top of telephony and models.'),
+  },
+  { title: 'TelephonyRates' },
+);

@@ -7,7 +7,13 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import { envelope } from '../../http/pagination.js';
 import type { TxHandle } from '../../db/repo.js';
 import type { CatalogModelChanges, CatalogRepo, NewCatalogModel } from './catalog.repo.js';
-import { UPSTREAM_PROVIDER, type CatalogModelsTable, type ModelKind, type ModelProvider, type TelephonyRatesTable } from './catalog.tables.js';
+import {
+  UPSTREAM_PROVIDER,
+  type CatalogModelsTable,
+  type ModelKind,
+  type ModelProvider,
+  type TelephonyRatesTable,
+} from './catalog.tables.js';
 import type { ListModelsQuery, ModelInput, TelephonyRatesInput } from './catalog.schemas.js';
 import { priceWith, type PriceRequest } from './catalog.pricing.js';
 
@@ -58,8 +64,10 @@ function cleanBaseUrl(value: string): string {
   } catch {
     throw invalidField('body/baseUrl', 'must be an http or https URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidField('body/baseUrl', 'must be an http or https URL');
-  if (url.username || url.password) throw invalidField('body/baseUrl', 'must not carry credentials: send the key as apiKey');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalidField('body/baseUrl', 'must be an http or https URL');
+  if (url.username || url.password)
+    throw invalidField('body/baseUrl', 'must not carry credentials: send the key as apiKey');
   if (url.search || url.hash) throw invalidField('body/baseUrl', 'must not have a query or fragment');
   return url.toString().replace(/\/+$/, '');
 }
@@ -121,12 +129,17 @@ function settle(kind: ModelKind, current: ModelRow | null, columns: CatalogModel
   }
   const name = `${KIND_NAMES[kind]} model`;
   if (current?.is_default && columns.is_default === false) {
-    throw conflict(`${current.slug} is the default ${name}: make another model the default instead`, { slug: current.slug });
+    throw conflict(`${current.slug} is the default ${name}: make another model the default instead`, {
+      slug: current.slug,
+    });
   }
   if (current?.is_default && columns.active === false) {
-    throw conflict(`${current.slug} is the default ${name}: make another model the default before turning it off`, { slug: current.slug });
+    throw conflict(`${current.slug} is the default ${name}: make another model the default before turning it off`, {
+      slug: current.slug,
+    });
   }
-  if (next.is_default && next.active === false) throw conflict(`An inactive model cannot be the default ${name}: turn it on as well`);
+  if (next.is_default && next.active === false)
+    throw conflict(`An inactive model cannot be the default ${name}: turn it on as well`);
   return columns;
 }
 
@@ -136,7 +149,8 @@ function actualChanges(columns: CatalogModelChanges, current: ModelRow): Catalog
     Object.entries(columns).filter(([column, value]) => {
       const now = current[column as keyof ModelRow];
       // Prices come back with 8 places ("0.01400000"): compare them as numbers of the same scale.
-      if (column.endsWith('_usd') && typeof value === 'string' && typeof now === 'string') return formatPrice(value) !== formatPrice(now);
+      if (column.endsWith('_usd') && typeof value === 'string' && typeof now === 'string')
+        return formatPrice(value) !== formatPrice(now);
       return now !== value;
     }),
   ) as CatalogModelChanges;
@@ -152,7 +166,8 @@ const toRate = (row: RateRow) => ({
   updatedAt: row.updated_at.toISOString(),
 });
 // Countries in order, the * fallback last.
-const byCountry = (a: RateRow, b: RateRow) => Number(a.country === '*') - Number(b.country === '*') || a.country.localeCompare(b.country);
+const byCountry = (a: RateRow, b: RateRow) =>
+  Number(a.country === '*') - Number(b.country === '*') || a.country.localeCompare(b.country);
 
 /** The platform-wide model catalog, the telephony rate table, and the prices the call engine charges from them. */
 const UPSTREAM_KEPT_MS = 5_000;
@@ -184,14 +199,27 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
   async function findUpstream(reference: string | null): Promise<LlmUpstream | undefined> {
     const row = await repo.findForPricing('llm', reference ?? undefined);
     if (!row?.active) return undefined;
-    return { id: row.id, slug: row.slug, provider: row.provider, baseUrl: row.base_url, model: row.model, apiKey: row.api_key, updatedAt: row.updated_at };
+    return {
+      id: row.id,
+      slug: row.slug,
+      provider: row.provider,
+      baseUrl: row.base_url,
+      model: row.model,
+      apiKey: row.api_key,
+      updatedAt: row.updated_at,
+    };
   }
 
   return {
     async listModels(kind: ModelKind, query: ListModelsQuery) {
       const { limit, offset, ...filters } = query;
       const { items, total } = await repo.list(kind, filters, { limit, offset });
-      return envelope('models', items.map((row) => toModel(kind, row)), total, query);
+      return envelope(
+        'models',
+        items.map((row) => toModel(kind, row)),
+        total,
+        query,
+      );
     },
 
     async createModel(kind: ModelKind, input: ModelInput) {
@@ -209,12 +237,18 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
       } as NewCatalogModel;
       const row = await repo
         .transaction(async (tx) => {
-          if (await tx.findBySlug(kind, model.slug)) throw conflict(`A ${KIND_NAMES[kind]} model with the slug ${model.slug} already exists`, { slug: model.slug });
+          if (await tx.findBySlug(kind, model.slug))
+            throw conflict(`A ${KIND_NAMES[kind]} model with the slug ${model.slug} already exists`, {
+              slug: model.slug,
+            });
           if (model.is_default) await tx.clearDefault(kind, model.id, now);
           return tx.insert(model);
         })
         .catch((error: unknown) => {
-          if (isUniqueViolation(error)) throw conflict('Another change to the catalog got there first (the same slug, or a new default); try again');
+          if (isUniqueViolation(error))
+            throw conflict(
+              'Another change to the catalog got there first (the same slug, or a new default); try again',
+            );
           throw error;
         });
       upstreams.clear();
@@ -229,14 +263,19 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
           const changes = actualChanges(settle(kind, current, columnsFrom(input)), current);
           if (Object.keys(changes).length === 0) return current;
           if (changes.slug !== undefined && (await tx.findBySlug(kind, changes.slug))) {
-            throw conflict(`A ${KIND_NAMES[kind]} model with the slug ${changes.slug} already exists`, { slug: changes.slug });
+            throw conflict(`A ${KIND_NAMES[kind]} model with the slug ${changes.slug} already exists`, {
+              slug: changes.slug,
+            });
           }
           const now = clock.now();
           if (changes.is_default) await tx.clearDefault(kind, id, now);
           return tx.update(kind, id, { ...changes, updated_at: now });
         })
         .catch((error: unknown) => {
-          if (isUniqueViolation(error)) throw conflict('Another change to the catalog got there first (the same slug, or a new default); try again');
+          if (isUniqueViolation(error))
+            throw conflict(
+              'Another change to the catalog got there first (the same slug, or a new default); try again',
+            );
           throw error;
         });
       upstreams.clear();
@@ -248,9 +287,15 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
         upstreams.clear();
         const current = await tx.findForUpdate(kind, id);
         if (!current) throw notFound(modelLabel(kind));
-        if (current.built_in) throw conflict(`${current.slug} is a built-in engine: turn it off instead of deleting it`, { slug: current.slug });
+        if (current.built_in)
+          throw conflict(`${current.slug} is a built-in engine: turn it off instead of deleting it`, {
+            slug: current.slug,
+          });
         if (current.is_default) {
-          throw conflict(`${current.slug} is the default ${KIND_NAMES[kind]} model: make another model the default first`, { slug: current.slug });
+          throw conflict(
+            `${current.slug} is the default ${KIND_NAMES[kind]} model: make another model the default first`,
+            { slug: current.slug },
+          );
         }
         await tx.delete(kind, id);
         return { id, deleted: true as const };
@@ -287,11 +332,13 @@ export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) 
       const seen = new Set<string>();
       for (const [index, rate] of input.rates.entries()) {
         const field = `body/rates/${index}/country`;
-        if (rate.country !== '*' && !isPhoneCountry(rate.country)) throw invalidField(field, `${rate.country} is not a country code`);
+        if (rate.country !== '*' && !isPhoneCountry(rate.country))
+          throw invalidField(field, `${rate.country} is not a country code`);
         if (seen.has(rate.country)) throw invalidField(field, `${rate.country} appears more than once`);
         seen.add(rate.country);
       }
-      if (!seen.has('*')) throw invalidField('body/rates', 'must include a * row: the rate for every country without a row of its own');
+      if (!seen.has('*'))
+        throw invalidField('body/rates', 'must include a * row: the rate for every country without a row of its own');
       const now = clock.now();
       await repo.transaction(async (tx) => {
         await tx.lockPricing();

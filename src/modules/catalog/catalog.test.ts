@@ -10,30 +10,45 @@ before(async () => {
   admin = await signUp(t.app);
   user = await signUp(t.app);
   // The flag is set by the operator's command; here straight in the database.
-  await t.infra.database.db.updateTable('users').set({ is_platform_admin: true }).where('id', '=', admin.userId).execute();
+  await t.infra.database.db
+    .updateTable('users')
+    .set({ is_platform_admin: true })
+    .where('id', '=', admin.userId)
+    .execute();
 });
 after(() => t.close());
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-const as = (who: { cookie: string } | { headers: Record<string, string> }) => (method: Method, url: string, payload?: unknown) =>
-  t.app.inject({
-    method,
-    url: `/api/v1${url}`,
-    headers: 'cookie' in who ? { cookie: who.cookie } : who.headers,
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
+const as =
+  (who: { cookie: string } | { headers: Record<string, string> }) => (method: Method, url: string, payload?: unknown) =>
+    t.app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers: 'cookie' in who ? { cookie: who.cookie } : who.headers,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
 const asAdmin = (method: Method, url: string, payload?: unknown) => as({ cookie: admin.cookie })(method, url, payload);
 
 const fieldsOf = (response: { statusCode: number; json(): unknown }) =>
   (errorBody(response).details.fields as Array<{ field: string }>).map((f) => f.field);
 
 async function modelCount() {
-  return (await t.infra.database.db.selectFrom('catalog_models').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+  return (
+    await t.infra.database.db
+      .selectFrom('catalog_models')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+  ).n;
 }
 
 test('the catalog ships with the built-in engines as defaults and an inactive OpenAI-compatible reference', async () => {
   for (const [kind, builtIn, reference, prices] of [
-    ['llm', 'parley-playbook', 'openai-gpt-4o-mini', { inputPer1kTokensUsd: '0.00015', outputPer1kTokensUsd: '0.0006' }],
+    [
+      'llm',
+      'parley-playbook',
+      'openai-gpt-4o-mini',
+      { inputPer1kTokensUsd: '0.00015', outputPer1kTokensUsd: '0.0006' },
+    ],
     ['stt', 'parley-sim', 'openai-whisper-1', { perMinuteUsd: '0.006' }],
     ['tts', 'espeak-ng', 'openai-tts-1', { per1kCharactersUsd: '0.015' }],
   ] as const) {
@@ -86,7 +101,10 @@ test('an admin adds, changes and deletes an LLM; the API key is write-only', asy
   assert.ok(!listed.body.includes('sk-secret-never-shown'));
   assert.ok(listed.json().models.some((m: { id: string }) => m.id === model.id));
 
-  const repriced = await asAdmin('PATCH', `/admin/models/llm/${model.id}`, { inputPer1kTokensUsd: '0.00012', apiKey: null });
+  const repriced = await asAdmin('PATCH', `/admin/models/llm/${model.id}`, {
+    inputPer1kTokensUsd: '0.00012',
+    apiKey: null,
+  });
   assert.equal(repriced.statusCode, 200, repriced.body);
   assert.equal(repriced.json().inputPer1kTokensUsd, '0.00012');
   assert.equal(repriced.json().hasApiKey, false);
@@ -101,7 +119,9 @@ test('an admin adds, changes and deletes an LLM; the API key is write-only', asy
 });
 
 test('one default per kind: setting it moves it; the default cannot be turned off, unset or deleted', async () => {
-  const whisper = (await asAdmin('GET', '/admin/models/stt')).json().models.find((m: { slug: string }) => m.slug === 'openai-whisper-1');
+  const whisper = (await asAdmin('GET', '/admin/models/stt'))
+    .json()
+    .models.find((m: { slug: string }) => m.slug === 'openai-whisper-1');
   const inactiveDefault = await asAdmin('PATCH', `/admin/models/stt/${whisper.id}`, { isDefault: true });
   assert.equal(inactiveDefault.statusCode, 409);
   assert.match(errorBody(inactiveDefault).message, /inactive model cannot be the default/);
@@ -110,9 +130,15 @@ test('one default per kind: setting it moves it; the default cannot be turned of
   assert.equal(moved.statusCode, 200, moved.body);
   assert.equal(moved.json().isDefault, true);
   const models = (await asAdmin('GET', '/admin/models/stt')).json().models;
-  assert.deepEqual(models.filter((m: { isDefault: boolean }) => m.isDefault).map((m: { slug: string }) => m.slug), ['openai-whisper-1']);
+  assert.deepEqual(
+    models.filter((m: { isDefault: boolean }) => m.isDefault).map((m: { slug: string }) => m.slug),
+    ['openai-whisper-1'],
+  );
 
-  for (const [payload, pattern] of [[{ active: false }, /before turning it off/], [{ isDefault: false }, /make another model the default instead/]] as const) {
+  for (const [payload, pattern] of [
+    [{ active: false }, /before turning it off/],
+    [{ isDefault: false }, /make another model the default instead/],
+  ] as const) {
     const refused = await asAdmin('PATCH', `/admin/models/stt/${whisper.id}`, payload);
     assert.equal(refused.statusCode, 409, JSON.stringify(payload));
     assert.match(errorBody(refused).message, pattern);
@@ -127,29 +153,73 @@ test('one default per kind: setting it moves it; the default cannot be turned of
   assert.equal(deleteBuiltIn.statusCode, 409);
   assert.match(errorBody(deleteBuiltIn).message, /built-in engine: turn it off instead/);
   assert.equal((await asAdmin('PATCH', `/admin/models/stt/${sim.id}`, { slug: 'renamed' })).statusCode, 409);
-  assert.equal((await asAdmin('PATCH', `/admin/models/stt/${sim.id}`, { provider: 'openai-compatible', baseUrl: 'https://x.example' })).statusCode, 409);
-  const renamed = await asAdmin('PATCH', `/admin/models/stt/${sim.id}`, { name: 'Simulator transcript', perMinuteUsd: '0.001' });
+  assert.equal(
+    (
+      await asAdmin('PATCH', `/admin/models/stt/${sim.id}`, {
+        provider: 'openai-compatible',
+        baseUrl: 'https://x.example',
+      })
+    ).statusCode,
+    409,
+  );
+  const renamed = await asAdmin('PATCH', `/admin/models/stt/${sim.id}`, {
+    name: 'Simulator transcript',
+    perMinuteUsd: '0.001',
+  });
   assert.equal(renamed.statusCode, 200);
   assert.equal(renamed.json().perMinuteUsd, '0.001');
   assert.equal((await asAdmin('DELETE', `/admin/models/stt/${whisper.id}`)).statusCode, 200, 'no longer the default');
 });
 
 test('a built-in provider has no upstream; an OpenAI-compatible one needs a base URL and a model', async () => {
-  const builtIn = await asAdmin('POST', '/admin/models/tts', { slug: 'espeak-premium', name: 'eSpeak, priced', provider: 'espeak-ng', per1kCharactersUsd: '0.001' });
+  const builtIn = await asAdmin('POST', '/admin/models/tts', {
+    slug: 'espeak-premium',
+    name: 'eSpeak, priced',
+    provider: 'espeak-ng',
+    per1kCharactersUsd: '0.001',
+  });
   assert.equal(builtIn.statusCode, 200, builtIn.body);
   assert.equal(builtIn.json().model, 'espeak-ng');
   assert.equal(builtIn.json().builtIn, false, 'only the shipped rows are built in');
-  const withUrl = await asAdmin('POST', '/admin/models/tts', { slug: 'espeak-url', name: 'x', provider: 'espeak-ng', baseUrl: 'https://x.example', per1kCharactersUsd: '0' });
+  const withUrl = await asAdmin('POST', '/admin/models/tts', {
+    slug: 'espeak-url',
+    name: 'x',
+    provider: 'espeak-ng',
+    baseUrl: 'https://x.example',
+    per1kCharactersUsd: '0',
+  });
   assert.equal(withUrl.statusCode, 400);
   assert.deepEqual(fieldsOf(withUrl), ['body/baseUrl']);
-  const noUrl = await asAdmin('POST', '/admin/models/tts', { slug: 'hosted', name: 'x', provider: 'openai-compatible', model: 'tts-1', per1kCharactersUsd: '0.015' });
+  const noUrl = await asAdmin('POST', '/admin/models/tts', {
+    slug: 'hosted',
+    name: 'x',
+    provider: 'openai-compatible',
+    model: 'tts-1',
+    per1kCharactersUsd: '0.015',
+  });
   assert.equal(noUrl.statusCode, 400);
   assert.deepEqual(fieldsOf(noUrl), ['body/baseUrl']);
-  const noModel = await asAdmin('POST', '/admin/models/tts', { slug: 'hosted', name: 'x', provider: 'openai-compatible', baseUrl: 'https://tts.example/v1', per1kCharactersUsd: '0.015' });
+  const noModel = await asAdmin('POST', '/admin/models/tts', {
+    slug: 'hosted',
+    name: 'x',
+    provider: 'openai-compatible',
+    baseUrl: 'https://tts.example/v1',
+    per1kCharactersUsd: '0.015',
+  });
   assert.equal(noModel.statusCode, 400);
   assert.deepEqual(fieldsOf(noModel), ['body/model']);
   // Switching a model to a built-in provider clears its upstream and key.
-  const hosted = (await asAdmin('POST', '/admin/models/tts', { slug: 'hosted', name: 'x', provider: 'openai-compatible', baseUrl: 'https://tts.example/v1', model: 'tts-1', apiKey: 'k', per1kCharactersUsd: '0.015' })).json();
+  const hosted = (
+    await asAdmin('POST', '/admin/models/tts', {
+      slug: 'hosted',
+      name: 'x',
+      provider: 'openai-compatible',
+      baseUrl: 'https://tts.example/v1',
+      model: 'tts-1',
+      apiKey: 'k',
+      per1kCharactersUsd: '0.015',
+    })
+  ).json();
   const switched = await asAdmin('PATCH', `/admin/models/tts/${hosted.id}`, { provider: 'espeak-ng' });
   assert.equal(switched.statusCode, 200, switched.body);
   assert.equal(switched.json().baseUrl, null);
@@ -158,7 +228,15 @@ test('a built-in provider has no upstream; an OpenAI-compatible one needs a base
 
 test('bad input is a 400 naming the field, and writes nothing', async () => {
   const before = await modelCount();
-  const valid = { slug: 'ok-model', name: 'OK', provider: 'openai-compatible', baseUrl: 'https://llm.example/v1', model: 'm', inputPer1kTokensUsd: '0.1', outputPer1kTokensUsd: '0.2' };
+  const valid = {
+    slug: 'ok-model',
+    name: 'OK',
+    provider: 'openai-compatible',
+    baseUrl: 'https://llm.example/v1',
+    model: 'm',
+    inputPer1kTokensUsd: '0.1',
+    outputPer1kTokensUsd: '0.2',
+  };
   const cases: Array<[Record<string, unknown>, string]> = [
     [{ ...valid, inputPer1kTokensUsd: 0.1 }, 'body/inputPer1kTokensUsd'],
     [{ ...valid, inputPer1kTokensUsd: '-0.1' }, 'body/inputPer1kTokensUsd'],
@@ -187,7 +265,13 @@ test('bad input is a 400 naming the field, and writes nothing', async () => {
       assert.equal(response.statusCode, 409, `${JSON.stringify(payload)}: ${response.body}`);
     }
   }
-  const stt = await asAdmin('POST', '/admin/models/stt', { ...valid, inputPer1kTokensUsd: undefined, outputPer1kTokensUsd: undefined, perMinuteUsd: '0.1', contextTokens: 1000 });
+  const stt = await asAdmin('POST', '/admin/models/stt', {
+    ...valid,
+    inputPer1kTokensUsd: undefined,
+    outputPer1kTokensUsd: undefined,
+    perMinuteUsd: '0.1',
+    contextTokens: 1000,
+  });
   assert.equal(stt.statusCode, 400);
   assert.ok(fieldsOf(stt).includes('body/contextTokens'), 'only LLMs have a context size');
   assert.equal(await modelCount(), before);
@@ -197,7 +281,10 @@ test('the telephony rate table: read, replace, validated, and the * row is requi
   const initial = await asAdmin('GET', '/admin/rates/telephony');
   assert.equal(initial.statusCode, 200);
   const table = initial.json();
-  assert.deepEqual(table.rates.map((r: { country: string }) => r.country), ['AU', 'CA', 'DE', 'FR', 'GB', 'US', '*']);
+  assert.deepEqual(
+    table.rates.map((r: { country: string }) => r.country),
+    ['AU', 'CA', 'DE', 'FR', 'GB', 'US', '*'],
+  );
   assert.deepEqual(
     (({ updatedAt, ...rest }) => rest)(table.rates.find((r: { country: string }) => r.country === 'US')),
     { country: 'US', inboundPerMinuteUsd: '0.0085', outboundPerMinuteUsd: '0.014' },
@@ -212,7 +299,10 @@ test('the telephony rate table: read, replace, validated, and the * row is requi
   const replaced = await asAdmin('PUT', '/admin/rates/telephony', { rates: rows, platformFeePerMinuteUsd: '0.005' });
   assert.equal(replaced.statusCode, 200, replaced.body);
   const after = replaced.json();
-  assert.deepEqual(after.rates.map((r: { country: string }) => r.country), ['NL', 'US', '*']);
+  assert.deepEqual(
+    after.rates.map((r: { country: string }) => r.country),
+    ['NL', 'US', '*'],
+  );
   assert.equal(after.rates[1].outboundPerMinuteUsd, '0.013');
   assert.equal(after.platformFeePerMinuteUsd, '0.005');
   assert.deepEqual((await asAdmin('GET', '/admin/rates/telephony')).json(), after);
@@ -222,7 +312,10 @@ test('the telephony rate table: read, replace, validated, and the * row is requi
     [{ rates: [...rows, rows[0]], platformFeePerMinuteUsd: '0' }, 'body/rates/3/country'],
     [{ rates: [{ ...rows[0], country: 'XX' }, rows[2]], platformFeePerMinuteUsd: '0' }, 'body/rates/0/country'],
     [{ rates: [{ ...rows[0], country: 'us' }, rows[2]], platformFeePerMinuteUsd: '0' }, 'body/rates/0/country'],
-    [{ rates: [{ ...rows[0], outboundPerMinuteUsd: 0.013 }, rows[2]], platformFeePerMinuteUsd: '0' }, 'body/rates/0/outboundPerMinuteUsd'],
+    [
+      { rates: [{ ...rows[0], outboundPerMinuteUsd: 0.013 }, rows[2]], platformFeePerMinuteUsd: '0' },
+      'body/rates/0/outboundPerMinuteUsd',
+    ],
     [{ rates: rows }, 'body/platformFeePerMinuteUsd'],
     [{ rates: [], platformFeePerMinuteUsd: '0' }, 'body/rates'],
   ];
@@ -258,7 +351,8 @@ test('ordinary users, account owners and API keys get 403 on every administratio
 test('the OpenAPI document lists the administration routes as needing a browser session', async () => {
   const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
   for (const path of ['/v1/admin/models/llm', '/v1/admin/models/stt/{id}', '/v1/admin/rates/telephony']) {
-    for (const operation of Object.values<{ security: unknown }>(doc.paths[path])) assert.deepEqual(operation.security, [{ session: [] }], path);
+    for (const operation of Object.values<{ security: unknown }>(doc.paths[path]))
+      assert.deepEqual(operation.security, [{ session: [] }], path);
   }
   const body = doc.paths['/v1/admin/models/tts'].post.requestBody.content['application/json'].schema;
   assert.ok(doc.components.schemas[body.$ref.split('/').at(-1)].properties.per1kCharactersUsd);

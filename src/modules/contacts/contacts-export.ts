@@ -10,10 +10,24 @@ const BATCH_ROWS = 5_000;
 const BATCH_ATTRIBUTE_BYTES = 4 * 1024 * 1024;
 
 export const EXPORT_COLUMNS = [
-  'id', 'first_name', 'last_name', 'phone', 'email', 'company', 'timezone', 'dnc', 'attributes', 'created_at', 'updated_at',
+  'id',
+  'first_name',
+  'last_name',
+  'phone',
+  'email',
+  'company',
+  'timezone',
+  'dnc',
+  'attributes',
+  'created_at',
+  'updated_at',
 ];
 
-export async function* exportContactsCsv(repo: ContactsRepo, accountId: string, filters: ContactFilters): AsyncGenerator<string> {
+export async function* exportContactsCsv(
+  repo: ContactsRepo,
+  accountId: string,
+  filters: ContactFilters,
+): AsyncGenerator<string> {
   yield toCsvLines([EXPORT_COLUMNS]);
   let after: { at: string; id: string } | null = null;
   for (;;) {

@@ -25,7 +25,8 @@ function importCsv(user: SignedUp, body: string | Buffer, query: Record<string, 
   });
 }
 
-const get = (user: SignedUp, url: string) => t.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: user.headers });
+const get = (user: SignedUp, url: string) =>
+  t.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: user.headers });
 
 async function contactsOf(user: SignedUp) {
   const response = await get(user, '/contacts?limit=500');
@@ -75,7 +76,10 @@ test('a row whose other columns exceed what a contact holds is reported invalid,
 
 test('a file wider than 1,000 columns, or with a field past 32,768 characters, is refused with the line and the limit', async () => {
   const user = await signUp(t.app);
-  const wideHeader = await importCsv(user, `phone,${Array.from({ length: 1000 }, (_, i) => `c${i}`).join(',')}\n+14155552671\n`);
+  const wideHeader = await importCsv(
+    user,
+    `phone,${Array.from({ length: 1000 }, (_, i) => `c${i}`).join(',')}\n+14155552671\n`,
+  );
   assert.equal(wideHeader.statusCode, 400);
   assert.equal(errorBody(wideHeader).error, 'invalid_csv');
   assert.deepEqual(errorBody(wideHeader).details, { line: 1, reason: 'too_many_columns', limit: 1000 });
@@ -96,7 +100,10 @@ test('a file wider than 1,000 columns, or with a field past 32,768 characters, i
 
 test('a NUL character makes its row invalid with a reason of its own; in the header it refuses the file', async () => {
   const user = await signUp(t.app);
-  const response = await importCsv(user, 'phone,name,notes\n+14155552671,Ada,ok\n+12125550123,"Gr\0ace",x\n+16465553890,Katherine,\0\n+13105550100,Alan,\n');
+  const response = await importCsv(
+    user,
+    'phone,name,notes\n+14155552671,Ada,ok\n+12125550123,"Gr\0ace",x\n+16465553890,Katherine,\0\n+13105550100,Alan,\n',
+  );
   assert.equal(response.statusCode, 200, response.body);
   assert.deepEqual(response.json().counts, { rows: 4, imported: 2, updated: 0, duplicates: 0, invalid: 2, dnc: 0 });
   assert.deepEqual(
@@ -122,7 +129,12 @@ test('250,000 ragged rows are read in one pass on both CSV endpoints', async () 
   const imported = await importCsv(user, ragged);
   assert.equal(imported.statusCode, 200, imported.body);
   assert.deepEqual(imported.json().counts, { rows: 1, imported: 1, updated: 0, duplicates: 0, invalid: 0, dnc: 0 });
-  const dnc = await t.app.inject({ method: 'POST', url: '/api/v1/dnc/bulk', headers: { ...user.headers, 'content-type': 'text/csv' }, payload: ragged });
+  const dnc = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/dnc/bulk',
+    headers: { ...user.headers, 'content-type': 'text/csv' },
+    payload: ragged,
+  });
   assert.equal(dnc.statusCode, 200, dnc.body);
   assert.equal(dnc.json().added, 1);
 });
@@ -140,7 +152,10 @@ test('a page of contacts is bounded by the size of their attributes, whatever wa
   const page = await get(user, '/contacts?limit=500');
   assert.equal(page.statusCode, 400);
   assert.equal(errorBody(page).error, 'validation_failed');
-  assert.match(errorBody(page).message, /querystring\/limit .* more than the 16\.0 MB one page may hold; ask for fewer \(limit=\d+\)/);
+  assert.match(
+    errorBody(page).message,
+    /querystring\/limit .* more than the 16\.0 MB one page may hold; ask for fewer \(limit=\d+\)/,
+  );
   const fits = Number(/limit=(\d+)/.exec(errorBody(page).message)![1]);
   const smaller = await get(user, `/contacts?limit=${fits}`);
   assert.equal(smaller.statusCode, 200);
@@ -161,11 +176,21 @@ test('PATCH may not grow a contact past its attribute limits', async () => {
   await importCsv(user, `phone,${header.join(',')}\n+14155552671,${Array(150).fill('v').join(',')}\n`);
   const [contact] = await contactsOf(user);
   const patchAttributes = (attributes: Record<string, string | null>) =>
-    t.app.inject({ method: 'PATCH', url: `/api/v1/contacts/${contact!.id}`, headers: user.headers, payload: { attributes } });
+    t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/contacts/${contact!.id}`,
+      headers: user.headers,
+      payload: { attributes },
+    });
   const more = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`b${i}`, 'w']));
   const refused = await patchAttributes(more);
   assert.equal(refused.statusCode, 400);
-  assert.deepEqual(errorBody(refused).details.fields, [{ field: 'body/attributes', message: 'would give the contact 210 attributes, more than the 200 it may hold (remove some with null)' }]);
+  assert.deepEqual(errorBody(refused).details.fields, [
+    {
+      field: 'body/attributes',
+      message: 'would give the contact 210 attributes, more than the 200 it may hold (remove some with null)',
+    },
+  ]);
   // Removing as many as are added fits.
   const swap = { ...more, ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`a${i}`, null])) };
   const accepted = await patchAttributes(swap);
@@ -173,11 +198,14 @@ test('PATCH may not grow a contact past its attribute limits', async () => {
   assert.equal(Object.keys(accepted.json().attributes).length, 150);
 });
 
-test('with duplicatePolicy=update, a merge past a contact\'s limits fails the whole import and leaves nothing behind', async () => {
+test("with duplicatePolicy=update, a merge past a contact's limits fails the whole import and leaves nothing behind", async () => {
   const user = await signUp(t.app);
   const header = Array.from({ length: 150 }, (_, i) => `a${i}`);
   // Two existing contacts: one early in number order (merged in the first step), one last (merged in the last).
-  const seeded = await importCsv(user, `phone,first_name,${header.join(',')}\n+12125550123,Ada,${Array(150).fill('v').join(',')}\n+19725550100,Zed,${Array(150).fill('v').join(',')}\n`);
+  const seeded = await importCsv(
+    user,
+    `phone,first_name,${header.join(',')}\n+12125550123,Ada,${Array(150).fill('v').join(',')}\n+19725550100,Zed,${Array(150).fill('v').join(',')}\n`,
+  );
   assert.equal(seeded.statusCode, 200, seeded.body);
   const before = await contactsOf(user);
 
@@ -197,7 +225,9 @@ test('with duplicatePolicy=update, a merge past a contact\'s limits fails the wh
   assert.deepEqual(await contactsOf(user), before, 'the contacts merged before the failure are as they were');
 });
 
-test('parallel imports of the same file into one account all succeed (PostgreSQL)', { skip: !usingPostgres && 'DATABASE_URL is not set' }, async () => {
+test('parallel imports of the same file into one account all succeed (PostgreSQL)', {
+  skip: !usingPostgres && 'DATABASE_URL is not set',
+}, async () => {
   const user = await signUp(t.app);
   const rows = Array.from({ length: 50_000 }, (_, i) => `${phoneNumber(i)},Person ${i}`);
   const csv = `phone,name\n${rows.join('\n')}\n`;
@@ -205,11 +235,20 @@ test('parallel imports of the same file into one account all succeed (PostgreSQL
     importCsv(user, csv, { name: 'First' }),
     importCsv(user, csv, { name: 'Second' }),
     importCsv(user, csv, { name: 'Third', duplicatePolicy: 'update' }),
-    t.app.inject({ method: 'POST', url: '/api/v1/dnc/bulk', headers: { ...user.headers, 'content-type': 'text/csv' }, payload: csv }),
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/dnc/bulk',
+      headers: { ...user.headers, 'content-type': 'text/csv' },
+      payload: csv,
+    }),
   ]);
   for (const response of responses) assert.equal(response.statusCode, 200, response.body.slice(0, 300));
   const imported = responses.slice(0, 3).map((r) => r.json().counts);
-  assert.equal(imported.reduce((sum, c) => sum + c.imported, 0), 50_000, 'each number created once');
+  assert.equal(
+    imported.reduce((sum, c) => sum + c.imported, 0),
+    50_000,
+    'each number created once',
+  );
   for (const counts of imported) assert.equal(counts.imported + counts.updated + counts.duplicates, 50_000);
   assert.equal(await countRows('contacts', user.accountId), 50_000);
   assert.equal(await countRows('contact_list_members', user.accountId), 150_000);
@@ -224,12 +263,21 @@ test('parallel imports of the same file into one account all succeed (PostgreSQL
 
 test('search: 3 to 100 characters, no control characters, LIKE wildcards taken literally, through the trigram index', async () => {
   const user = await signUp(t.app);
-  await importCsv(user, 'phone,first_name,last_name\n+14155552671,50%,off\n+12125550123,500,plus\n+16465553890,Wu,Li\n');
+  await importCsv(
+    user,
+    'phone,first_name,last_name\n+14155552671,50%,off\n+12125550123,500,plus\n+16465553890,Wu,Li\n',
+  );
   const search = (q: string) => get(user, `/contacts?q=${encodeURIComponent(q)}`);
   const found = await search('50%');
   assert.equal(found.statusCode, 200);
-  assert.deepEqual(found.json().contacts.map((c: { firstName: string }) => c.firstName), ['50%']);
-  assert.deepEqual((await search('wu li')).json().contacts.map((c: { phone: string }) => c.phone), ['+16465553890']);
+  assert.deepEqual(
+    found.json().contacts.map((c: { firstName: string }) => c.firstName),
+    ['50%'],
+  );
+  assert.deepEqual(
+    (await search('wu li')).json().contacts.map((c: { phone: string }) => c.phone),
+    ['+16465553890'],
+  );
 
   for (const [q, pattern] of [
     ['ab', /fewer than 3 characters/],
@@ -263,6 +311,6 @@ test('the export neutralizes formulas behind leading Unicode whitespace', async 
   await importCsv(user, 'phone,first_name,last_name\n+14155552671,"\u00a0=HYPERLINK(""http://x"")","\u3000+1+1"\n');
   const exported = await get(user, '/exports/contacts.csv');
   const [row] = parse(exported.body, { columns: true }) as Array<Record<string, string>>;
-  assert.equal(row!.first_name, "'\u00a0=HYPERLINK(\"http://x\")");
+  assert.equal(row!.first_name, '\'\u00a0=HYPERLINK("http://x")');
   assert.equal(row!.last_name, "'\u3000+1+1");
 });

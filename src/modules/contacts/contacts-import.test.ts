@@ -9,7 +9,12 @@ after(() => t.close());
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/csv/${name}`, import.meta.url));
 
-function importCsv(user: SignedUp, body: string | Buffer, query: Record<string, string> = {}, contentType = 'text/csv') {
+function importCsv(
+  user: SignedUp,
+  body: string | Buffer,
+  query: Record<string, string> = {},
+  contentType = 'text/csv',
+) {
   const qs = new URLSearchParams({ name: 'Leads', ...query });
   return call(user, 'POST', `/contact-lists?${qs}`, body, { headers: { 'content-type': contentType } });
 }
@@ -55,7 +60,11 @@ test('a HubSpot-style export: headers matched, phones normalized, bad rows repor
   const grace = byPhone(contacts, '+14155552671')!;
   assert.equal(grace.timezone, 'America/Los_Angeles', 'the mobile column is used when the phone column is empty');
 
-  const list = await t.app.inject({ method: 'GET', url: `/api/v1/contact-lists/${body.listId}`, headers: user.headers });
+  const list = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/contact-lists/${body.listId}`,
+    headers: user.headers,
+  });
   assert.equal(list.statusCode, 200);
   assert.equal(list.json().name, 'HubSpot leads');
   assert.equal(list.json().defaultCountry, 'US');
@@ -126,7 +135,14 @@ test('international formats: +, 00, a missing "+", and reasons for each bad numb
     ],
   );
   const phones = (await contactsOf(user)).map((c) => c.phone).sort();
-  assert.deepEqual(phones, ['+442079460958', '+447911123456', '+4915123456789', '+5511912345678', '+61298765432', '+81312345678']);
+  assert.deepEqual(phones, [
+    '+442079460958',
+    '+447911123456',
+    '+4915123456789',
+    '+5511912345678',
+    '+61298765432',
+    '+81312345678',
+  ]);
   const oliver = byPhone(await contactsOf(user), '+442079460958')!;
   assert.equal(oliver.firstName, 'Oliver');
   assert.equal(oliver.lastName, 'Smith', 'a full-name column is split when there are no first/last columns');
@@ -153,17 +169,34 @@ test('only the first 100 row errors are listed; every invalid row is counted', a
   assert.equal(body.counts.invalid, 125);
   assert.equal(body.counts.imported, 125);
   assert.equal(body.errors.length, 100);
-  assert.deepEqual(body.errors.slice(0, 2).map((e: { row: number }) => e.row), [2, 4]);
+  assert.deepEqual(
+    body.errors.slice(0, 2).map((e: { row: number }) => e.row),
+    [2, 4],
+  );
 });
 
 test('duplicates against existing contacts: "skip" keeps them and adds them to the list; "update" overwrites non-empty fields', async () => {
   const user = await signUp(t.app);
   await importCsv(user, 'phone,first_name,last_name,company,stage\n+14155552671,Grace,Hopper,Navy,lead\n');
-  const skipped = await importCsv(user, 'phone,first_name,last_name,company\n(415) 555-2671,Amazing,,\n+12125550123,Ada,,\n', { name: 'Second' });
+  const skipped = await importCsv(
+    user,
+    'phone,first_name,last_name,company\n(415) 555-2671,Amazing,,\n+12125550123,Ada,,\n',
+    { name: 'Second' },
+  );
   assert.deepEqual(skipped.json().counts, { rows: 2, imported: 1, updated: 0, duplicates: 1, invalid: 0, dnc: 0 });
   assert.equal(byPhone(await contactsOf(user), '+14155552671')!.firstName, 'Grace');
-  const members = await t.app.inject({ method: 'GET', url: `/api/v1/contact-lists/${skipped.json().listId}/contacts`, headers: user.headers });
-  assert.deepEqual(members.json().contacts.map((c: { phone: string }) => c.phone).sort(), ['+12125550123', '+14155552671']);
+  const members = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/contact-lists/${skipped.json().listId}/contacts`,
+    headers: user.headers,
+  });
+  assert.deepEqual(
+    members
+      .json()
+      .contacts.map((c: { phone: string }) => c.phone)
+      .sort(),
+    ['+12125550123', '+14155552671'],
+  );
 
   const updated = await importCsv(
     user,
@@ -181,7 +214,12 @@ test('duplicates against existing contacts: "skip" keeps them and adds them to t
 
 test('numbers on the do-not-call list are imported but flagged', async () => {
   const user = await signUp(t.app);
-  const dnc = await t.app.inject({ method: 'POST', url: '/api/v1/dnc', headers: user.headers, payload: { phone: '(212) 555-0123' } });
+  const dnc = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/dnc',
+    headers: user.headers,
+    payload: { phone: '(212) 555-0123' },
+  });
   assert.equal(dnc.statusCode, 200);
   const response = await importCsv(user, fixture('hubspot-export.csv'));
   assert.equal(response.json().counts.dnc, 1);
@@ -218,7 +256,12 @@ test('an empty file, a file without a phone column, and a non-CSV body are refus
   assert.match(errorBody(noPhone).message, /phone column/);
   assert.deepEqual(errorBody(noPhone).details.headers, ['name', 'email']);
 
-  const json = await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists?name=x', headers: user.headers, payload: { phone: '+14155552671' } });
+  const json = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/contact-lists?name=x',
+    headers: user.headers,
+    payload: { phone: '+14155552671' },
+  });
   assert.equal(json.statusCode, 415);
   assert.equal(errorBody(json).error, 'unsupported_media_type');
 
@@ -231,12 +274,23 @@ test('an empty file, a file without a phone column, and a non-CSV body are refus
 
 test('bad query parameters are validation errors', async () => {
   const user = await signUp(t.app);
-  for (const query of <Array<Record<string, string>>>[{ name: '' }, { defaultCountry: 'USA' }, { defaultCountry: 'ZZ' }, { duplicatePolicy: 'merge' }, { bogus: '1' }]) {
+  for (const query of <Array<Record<string, string>>>[
+    { name: '' },
+    { defaultCountry: 'USA' },
+    { defaultCountry: 'ZZ' },
+    { duplicatePolicy: 'merge' },
+    { bogus: '1' },
+  ]) {
     const response = await importCsv(user, 'phone\n+14155552671\n', query);
     assert.equal(response.statusCode, 400, JSON.stringify(query));
     assert.equal(errorBody(response).error, 'validation_failed');
   }
-  const noName = await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists', headers: { ...user.headers, 'content-type': 'text/csv' }, payload: 'phone\n+14155552671\n' });
+  const noName = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/contact-lists',
+    headers: { ...user.headers, 'content-type': 'text/csv' },
+    payload: 'phone\n+14155552671\n',
+  });
   assert.equal(noName.statusCode, 400);
   assert.equal(await countRows('contact_lists', user.accountId), 0);
 });
@@ -271,7 +325,12 @@ test('a body streamed without Content-Length is cut off at the limit too', async
 });
 
 test('imports need a member role and a signed-in caller', async () => {
-  const anonymous = await t.app.inject({ method: 'POST', url: '/api/v1/contact-lists?name=x', headers: { 'content-type': 'text/csv' }, payload: 'phone\n+14155552671\n' });
+  const anonymous = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/contact-lists?name=x',
+    headers: { 'content-type': 'text/csv' },
+    payload: 'phone\n+14155552671\n',
+  });
   assert.equal(anonymous.statusCode, 401);
   assert.equal(errorBody(anonymous).error, 'unauthorized');
 });

@@ -111,7 +111,13 @@ const NUL_PROBLEM: RowProblem = {
 const isBlank = (cells: string[]) => cells.every((cell) => cell === '');
 
 /** Reads, validates and stages the file; returns the counts known before the merge. */
-async function stageFile(session: Session, staging: string, upload: CsvUpload, request: ImportRequest, phones: PhonePool) {
+async function stageFile(
+  session: Session,
+  staging: string,
+  upload: CsvUpload,
+  request: ImportRequest,
+  phones: PhonePool,
+) {
   const writer = createBatchWriter<StagedRow>(
     STAGE_BATCH_ROWS,
     async (rows) => {
@@ -164,7 +170,16 @@ async function stageFile(session: Session, staging: string, upload: CsvUpload, r
       }
       valid++;
       const due = writer.add(
-        { r: rowNumber, p: phone.e164, f: row.firstName, l: row.lastName, e: row.email, c: row.company, t: row.timezone, a: row.attributes },
+        {
+          r: rowNumber,
+          p: phone.e164,
+          f: row.firstName,
+          l: row.lastName,
+          e: row.email,
+          c: row.company,
+          t: row.timezone,
+          a: row.attributes,
+        },
         next.weights[index],
       );
       if (due) await due;
@@ -173,7 +188,10 @@ async function stageFile(session: Session, staging: string, upload: CsvUpload, r
 
   async function validateChunk() {
     // A refused row's phone is not looked at: an empty one costs nothing to validate.
-    const results = phones.normalize(chunk.rows.map((row, i) => (chunk.problems[i] ? '' : row.phone)), request.defaultCountry);
+    const results = phones.normalize(
+      chunk.rows.map((row, i) => (chunk.problems[i] ? '' : row.phone)),
+      request.defaultCountry,
+    );
     // Awaited in order by stageValidated; this only keeps an abandoned batch from being an unhandled rejection.
     results.catch(() => undefined);
     validating.push({ ...chunk, results });
@@ -202,7 +220,8 @@ async function stageFile(session: Session, staging: string, upload: CsvUpload, r
       for (const cell of cells) weight += cell.length;
       let problem: RowProblem | null = null;
       if (hasNul) problem = NUL_PROBLEM;
-      else if (row.attributesProblem) problem = { reason: row.attributesProblem, message: ATTRIBUTE_PROBLEM_MESSAGES[row.attributesProblem] };
+      else if (row.attributesProblem)
+        problem = { reason: row.attributesProblem, message: ATTRIBUTE_PROBLEM_MESSAGES[row.attributesProblem] };
       chunk.rows.push(row);
       chunk.rowNumbers.push(recordNo);
       chunk.problems.push(problem);
@@ -211,7 +230,10 @@ async function stageFile(session: Session, staging: string, upload: CsvUpload, r
     }
     if (chunk.rows.length >= VALIDATION_CHUNK_ROWS || chunkChars >= BATCH_CHARS) await validateChunk();
   }
-  if (!mapper) throw new AppError('validation_failed', 'The CSV body is empty: send a header row, then one contact per row', { fields: [{ field: 'body', message: 'is empty' }] });
+  if (!mapper)
+    throw new AppError('validation_failed', 'The CSV body is empty: send a header row, then one contact per row', {
+      fields: [{ field: 'body', message: 'is empty' }],
+    });
   if (chunk.rows.length > 0) await validateChunk();
   while (validating.length > 0) await stageValidated();
   await writer.finish();
@@ -219,10 +241,14 @@ async function stageFile(session: Session, staging: string, upload: CsvUpload, r
 }
 
 function nulInHeader(line: number) {
-  return new AppError('invalid_csv', `The header row (line ${line}) contains a NUL character (U+0000), which cannot be stored`, {
-    line,
-    reason: 'nul_character',
-  });
+  return new AppError(
+    'invalid_csv',
+    `The header row (line ${line}) contains a NUL character (U+0000), which cannot be stored`,
+    {
+      line,
+      reason: 'nul_character',
+    },
+  );
 }
 
 function missingPhoneColumn(headers: string[]) {
@@ -232,7 +258,6 @@ function missingPhoneColumn(headers: string[]) {
     { fields: [{ field: 'body/header', message: 'has no phone column' }], headers: headers.slice(0, 100) },
   );
 }
-
 
 interface Range {
   after: string;
@@ -283,7 +308,14 @@ interface MergeTables {
 }
 
 /** Merges one range of numbers into the account's contacts; returns how many were created and updated. */
-async function mergeContacts(trx: Session, tables: MergeTables, range: Range, request: ImportRequest, ids: ImportIds, merged: number) {
+async function mergeContacts(
+  trx: Session,
+  tables: MergeTables,
+  range: Range,
+  request: ImportRequest,
+  ids: ImportIds,
+  merged: number,
+) {
   const { accountId, now } = request;
   if (tables.previous && request.duplicatePolicy === 'update') {
     await sql`
@@ -331,7 +363,10 @@ async function mergeContacts(trx: Session, tables: MergeTables, range: Range, re
         'validation_failed',
         `Merging the rows for ${result.oversized} would give that contact more than ${MAX_ATTRIBUTES} attributes or ` +
           `${MAX_ATTRIBUTE_CHARS} characters of them; nothing was imported. Drop some columns, or import with duplicatePolicy=skip`,
-        { fields: [{ field: 'body', message: 'merges into a contact past its attribute limits' }], phone: result.oversized },
+        {
+          fields: [{ field: 'body', message: 'merges into a contact past its attribute limits' }],
+          phone: result.oversized,
+        },
       );
     }
     imported = result.imported;
@@ -364,7 +399,9 @@ async function undoImport(trx: Session, tables: MergeTables, request: ImportRequ
   const { accountId } = request;
   await sql`DELETE FROM contact_list_members WHERE list_id = ${listId}`.execute(trx);
   await sql`DELETE FROM contact_lists WHERE account_id = ${accountId} AND id = ${listId}`.execute(trx);
-  await sql`DELETE FROM contacts WHERE account_id = ${accountId} AND id BETWEEN ${ids.first} AND ${ids.last}`.execute(trx);
+  await sql`DELETE FROM contacts WHERE account_id = ${accountId} AND id BETWEEN ${ids.first} AND ${ids.last}`.execute(
+    trx,
+  );
   if (tables.previous) {
     await sql`
       UPDATE contacts c SET first_name = p.first_name, last_name = p.last_name, email = p.email, company = p.company,
@@ -375,7 +412,13 @@ async function undoImport(trx: Session, tables: MergeTables, request: ImportRequ
 
 type Staged = Awaited<ReturnType<typeof stageFile>>;
 
-async function mergeStaged(session: Session, kind: DatabaseKind, tables: MergeTables, request: ImportRequest, staged: Staged) {
+async function mergeStaged(
+  session: Session,
+  kind: DatabaseKind,
+  tables: MergeTables,
+  request: ImportRequest,
+  staged: Staged,
+) {
   const listId = newId();
   const ids = importIds();
   const counts = await runBatchedMerge(
@@ -441,12 +484,17 @@ export interface ImportDeps {
   phones: PhonePool;
 }
 
-export async function importContactList(deps: ImportDeps, upload: CsvUpload, request: ImportRequest): Promise<ImportResult> {
+export async function importContactList(
+  deps: ImportDeps,
+  upload: CsvUpload,
+  request: ImportRequest,
+): Promise<ImportResult> {
   const { db, databaseKind: kind, phones } = deps;
   checkDeclaredSize(upload, request.limitBytes);
   const tables: MergeTables = {
     staging: tempTableName('contact_import'),
-    previous: kind === 'pglite' && request.duplicatePolicy === 'update' ? tempTableName('contact_import_previous') : null,
+    previous:
+      kind === 'pglite' && request.duplicatePolicy === 'update' ? tempTableName('contact_import_previous') : null,
   };
   return withSession(db, kind, async (session) => {
     try {
@@ -469,7 +517,10 @@ export async function importContactList(deps: ImportDeps, upload: CsvUpload, req
       const { listId, counts } = await mergeStaged(session, kind, tables, request, staged);
       return { listId, counts, errors: staged.errors };
     } finally {
-      await dropTempTables(session, [tables.staging, tables.previous].filter((t): t is string => t !== null));
+      await dropTempTables(
+        session,
+        [tables.staging, tables.previous].filter((t): t is string => t !== null),
+      );
     }
   });
 }

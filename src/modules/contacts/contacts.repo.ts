@@ -18,8 +18,17 @@ export type ContactRow = Selectable<ContactsTable>;
 
 /** Every column but attributes, which list queries read only when they fit a budget. */
 const CONTACT_COLUMNS = [
-  'contacts.id', 'contacts.account_id', 'contacts.first_name', 'contacts.last_name', 'contacts.phone_e164', 'contacts.email',
-  'contacts.company', 'contacts.timezone', 'contacts.dnc', 'contacts.created_at', 'contacts.updated_at',
+  'contacts.id',
+  'contacts.account_id',
+  'contacts.first_name',
+  'contacts.last_name',
+  'contacts.phone_e164',
+  'contacts.email',
+  'contacts.company',
+  'contacts.timezone',
+  'contacts.dnc',
+  'contacts.created_at',
+  'contacts.updated_at',
 ] as const;
 
 /**
@@ -39,7 +48,6 @@ export interface ContactChanges {
   /** Keys to set (string) or remove (null). */
   attributes?: Record<string, string | null>;
 }
-
 
 /** What free text searches, spelled exactly as the trigram index contacts_search_idx (migration 0005) so searches use it. */
 export const contactSearchText = sql<string>`contact_search_text(contacts.first_name, contacts.last_name, contacts.email, contacts.phone_e164 COLLATE "default")`;
@@ -81,7 +89,12 @@ export function contactQueries(db: Executor) {
     },
 
     findList(accountId: string, id: string) {
-      return db.selectFrom('contact_lists').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      return db
+        .selectFrom('contact_lists')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
 
     /**
@@ -93,7 +106,11 @@ export function contactQueries(db: Executor) {
       const where = contactFilters(accountId, filters);
       const sized = db
         .selectFrom('contacts')
-        .select([...CONTACT_COLUMNS, 'contacts.attributes', sql<number>`contacts.attributes_bytes`.as('attributes_bytes')])
+        .select([
+          ...CONTACT_COLUMNS,
+          'contacts.attributes',
+          sql<number>`contacts.attributes_bytes`.as('attributes_bytes'),
+        ])
         .where(where)
         .orderBy('contacts.created_at', 'desc')
         .orderBy('contacts.id', 'desc')
@@ -104,13 +121,33 @@ export function contactQueries(db: Executor) {
       const [rows, total] = await Promise.all([
         db
           .selectFrom(sized)
-          .select(['id', 'account_id', 'first_name', 'last_name', 'phone_e164', 'email', 'company', 'timezone', 'dnc', 'created_at', 'updated_at'])
-          .select(sql<ContactRow['attributes']>`CASE WHEN ${pageBytes} <= ${PAGE_ATTRIBUTE_BYTES} THEN page.attributes END`.as('attributes'))
+          .select([
+            'id',
+            'account_id',
+            'first_name',
+            'last_name',
+            'phone_e164',
+            'email',
+            'company',
+            'timezone',
+            'dnc',
+            'created_at',
+            'updated_at',
+          ])
+          .select(
+            sql<
+              ContactRow['attributes']
+            >`CASE WHEN ${pageBytes} <= ${PAGE_ATTRIBUTE_BYTES} THEN page.attributes END`.as('attributes'),
+          )
           .select(['attributes_bytes', pageBytes.as('page_attribute_bytes')])
           .orderBy('created_at', 'desc')
           .orderBy('id', 'desc')
           .execute(),
-        db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where(where).executeTakeFirstOrThrow(),
+        db
+          .selectFrom('contacts')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where(where)
+          .executeTakeFirstOrThrow(),
       ]);
       const bytes = rows[0]?.page_attribute_bytes ?? 0;
       if (bytes > PAGE_ATTRIBUTE_BYTES) {
@@ -121,7 +158,10 @@ export function contactQueries(db: Executor) {
           `asks for contacts holding ${megabytes(bytes)} MB of attributes, more than the ${megabytes(PAGE_ATTRIBUTE_BYTES)} MB one page may hold; ask for fewer (limit=${Math.max(1, fits)}) or use the CSV export`,
         );
       }
-      const items: ContactRow[] = rows.map(({ page_attribute_bytes: _page, attributes_bytes: _bytes, ...row }) => ({ ...row, attributes: row.attributes ?? {} }));
+      const items: ContactRow[] = rows.map(({ page_attribute_bytes: _page, attributes_bytes: _bytes, ...row }) => ({
+        ...row,
+        attributes: row.attributes ?? {},
+      }));
       return { items, total: Number(total.n) };
     },
 
@@ -131,7 +171,13 @@ export function contactQueries(db: Executor) {
      * the cut are never read in full. The cursor's time travels as text so it keeps PostgreSQL's microseconds
      * (a JS Date would round them away and repeat rows).
      */
-    exportBatch(accountId: string, filters: ContactFilters, after: { at: string; id: string } | null, limit: number, maxBytes: number) {
+    exportBatch(
+      accountId: string,
+      filters: ContactFilters,
+      after: { at: string; id: string } | null,
+      limit: number,
+      maxBytes: number,
+    ) {
       let query = db
         .selectFrom('contacts')
         .select([...CONTACT_COLUMNS, 'contacts.attributes'])
@@ -142,8 +188,15 @@ export function contactQueries(db: Executor) {
           ),
         )
         .where(contactFilters(accountId, filters));
-      if (after) query = query.where(sql<boolean>`(contacts.created_at, contacts.id) < (${after.at}::timestamptz, ${after.id}::uuid)`);
-      const batch = query.orderBy('contacts.created_at', 'desc').orderBy('contacts.id', 'desc').limit(limit).as('batch');
+      if (after)
+        query = query.where(
+          sql<boolean>`(contacts.created_at, contacts.id) < (${after.at}::timestamptz, ${after.id}::uuid)`,
+        );
+      const batch = query
+        .orderBy('contacts.created_at', 'desc')
+        .orderBy('contacts.id', 'desc')
+        .limit(limit)
+        .as('batch');
       return db
         .selectFrom(batch)
         .selectAll()
@@ -164,7 +217,12 @@ export function contactQueries(db: Executor) {
     },
 
     findContact(accountId: string, id: string) {
-      return db.selectFrom('contacts').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      return db
+        .selectFrom('contacts')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
 
     listsOfContact(accountId: string, contactId: string) {
@@ -179,14 +237,24 @@ export function contactQueries(db: Executor) {
     },
 
     findByPhone(accountId: string, phoneE164: string) {
-      return db.selectFrom('contacts').select('id').where('account_id', '=', accountId).where('phone_e164', '=', phoneE164).executeTakeFirst();
+      return db
+        .selectFrom('contacts')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('phone_e164', '=', phoneE164)
+        .executeTakeFirst();
     },
 
     /**
      * Flags the account's contacts whose number is among `phones` (a subquery), noting their ids in the temporary
      * table `record` when given, so a failed bulk request can take the flags back.
      */
-    async flagDncAmong(accountId: string, phones: RawBuilder<unknown>, now: Date, record: string | null): Promise<number> {
+    async flagDncAmong(
+      accountId: string,
+      phones: RawBuilder<unknown>,
+      now: Date,
+      record: string | null,
+    ): Promise<number> {
       const noted = record ? sql`, noted AS (INSERT INTO ${sql.table(record)} (id) SELECT id FROM flagged)` : sql``;
       const { rows } = await sql<{ n: number }>`
         WITH flagged AS (
@@ -199,11 +267,21 @@ export function contactQueries(db: Executor) {
     },
 
     unflagDncByIds(accountId: string, ids: RawBuilder<unknown>) {
-      return db.updateTable('contacts').set({ dnc: false }).where('account_id', '=', accountId).where('id', 'in', sql<string>`(${ids})`).execute();
+      return db
+        .updateTable('contacts')
+        .set({ dnc: false })
+        .where('account_id', '=', accountId)
+        .where('id', 'in', sql<string>`(${ids})`)
+        .execute();
     },
 
     /** Sets the do-not-call flag of the account's contacts with these numbers (a list, or a subquery of numbers). */
-    async setDncFlag(accountId: string, phones: string[] | RawBuilder<unknown>, dnc: boolean, now: Date): Promise<number> {
+    async setDncFlag(
+      accountId: string,
+      phones: string[] | RawBuilder<unknown>,
+      dnc: boolean,
+      now: Date,
+    ): Promise<number> {
       if (Array.isArray(phones) && phones.length === 0) return 0;
       const result = await db
         .updateTable('contacts')

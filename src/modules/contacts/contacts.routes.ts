@@ -23,7 +23,13 @@ const read = allow.account('account.read');
 const write = allow.account('contacts.write');
 const tags = ['contacts'];
 const CsvFile = {
-  content: { 'text/csv': { schema: Type.String({ description: 'CSV, one contact per row; cells starting with = + - @ are prefixed with an apostrophe.' }) } },
+  content: {
+    'text/csv': {
+      schema: Type.String({
+        description: 'CSV, one contact per row; cells starting with = + - @ are prefixed with an apostrophe.',
+      }),
+    },
+  },
 };
 
 export function contactsRoutes(app: App, { contacts }: { contacts: ContactsService }) {
@@ -46,17 +52,34 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
   );
   app.get(
     '/contact-lists',
-    { config: { access: read }, schema: { tags, summary: 'List contact lists, newest first', querystring: PageOnlyQuery, response: responses(ContactListPage) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'List contact lists, newest first',
+        querystring: PageOnlyQuery,
+        response: responses(ContactListPage),
+      },
+    },
     async (req) => contacts.listLists(req.auth, req.query),
   );
   app.get(
     '/contact-lists/:id',
-    { config: { access: read }, schema: { tags, summary: 'Read a contact list and its import counts', params: IdParams, response: responses(ContactList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'Read a contact list and its import counts',
+        params: IdParams,
+        response: responses(ContactList),
+      },
+    },
     async (req) => contacts.getList(req.auth, req.params.id),
   );
   app.get(
     '/contact-lists/:id/contacts',
-    { config: { access: read },
+    {
+      config: { access: read },
       schema: {
         tags,
         summary: 'Contacts of a list',
@@ -69,7 +92,8 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
   );
   app.get(
     '/contacts',
-    { config: { access: read },
+    {
+      config: { access: read },
       schema: {
         tags,
         summary: 'List contacts, newest first; filter by list, free text, phone and DNC status',
@@ -81,12 +105,21 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
   );
   app.get(
     '/contacts/:id',
-    { config: { access: read }, schema: { tags, summary: 'Read a contact and the lists it is in', params: IdParams, response: responses(ContactDetail) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'Read a contact and the lists it is in',
+        params: IdParams,
+        response: responses(ContactDetail),
+      },
+    },
     async (req) => contacts.getContact(req.auth, req.params.id),
   );
   app.patch(
     '/contacts/:id',
-    { config: { access: write },
+    {
+      config: { access: write },
       schema: {
         tags,
         summary: 'Update a contact; a new phone is normalized to E.164 and takes its DNC status',
@@ -99,7 +132,8 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
   );
   app.get(
     '/exports/contacts.csv',
-    { config: { access: read },
+    {
+      config: { access: read },
       schema: {
         tags,
         summary: 'Export contacts as CSV (streamed; same filters as GET /v1/contacts)',

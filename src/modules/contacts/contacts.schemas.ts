@@ -36,66 +36,92 @@ export const CsvBody = {
   },
 };
 
-export const ImportCounts = Type.Object({
-  rows: Type.Integer({ description: 'Data rows in the file (blank rows are not counted).' }),
-  imported: Type.Integer({ description: 'New contacts created.' }),
-  updated: Type.Integer({ description: 'Existing contacts updated (policy "update").' }),
-  duplicates: Type.Integer({ description: 'Rows repeating a number earlier in the file, plus, with "skip", numbers already in the account.' }),
-  invalid: Type.Integer({ description: 'Rows without a valid phone number.' }),
-  dnc: Type.Integer({ description: 'Contacts of the list on the do-not-call list (flagged, never dialed).' }),
-}, { title: 'ContactImportCounts' });
+export const ImportCounts = Type.Object(
+  {
+    rows: Type.Integer({ description: 'Data rows in the file (blank rows are not counted).' }),
+    imported: Type.Integer({ description: 'New contacts created.' }),
+    updated: Type.Integer({ description: 'Existing contacts updated (policy "update").' }),
+    duplicates: Type.Integer({
+      description: 'Rows repeating a number earlier in the file, plus, with "skip", numbers already in the account.',
+    }),
+    invalid: Type.Integer({ description: 'Rows without a valid phone number.' }),
+    dnc: Type.Integer({ description: 'Contacts of the list on the do-not-call list (flagged, never dialed).' }),
+  },
+  { title: 'ContactImportCounts' },
+);
 
-export const RowError = Type.Object({
-  row: Type.Integer({ description: 'Row in the file, counting the header as row 1.' }),
-  phone: Type.String({ description: 'The phone cell as written.' }),
-  reason: Type.String({
-    description:
-      'missing, not_a_number, invalid_country, too_short, too_long, invalid_length or invalid_number (the phone); ' +
-      'too_many_attributes or attributes_too_large (the other columns exceed what a contact holds: 200 non-empty ones, ' +
-      '65,536 characters in all); nul_character (a cell holds U+0000, which cannot be stored).',
-  }),
-  message: Type.String(),
-}, { title: 'ContactImportRowError' });
+export const RowError = Type.Object(
+  {
+    row: Type.Integer({ description: 'Row in the file, counting the header as row 1.' }),
+    phone: Type.String({ description: 'The phone cell as written.' }),
+    reason: Type.String({
+      description:
+        'missing, not_a_number, invalid_country, too_short, too_long, invalid_length or invalid_number (the phone); ' +
+        'too_many_attributes or attributes_too_large (the other columns exceed what a contact holds: 200 non-empty ones, ' +
+        '65,536 characters in all); nul_character (a cell holds U+0000, which cannot be stored).',
+    }),
+    message: Type.String(),
+  },
+  { title: 'ContactImportRowError' },
+);
 
-export const ImportResult = Type.Object({
-  listId: Uuid,
-  counts: ImportCounts,
-  errors: Type.Array(RowError, { description: 'The first 100 invalid rows.' }),
-}, { title: 'ContactImportResult', description: 'The new list, its counts, and the first rows that could not be imported.' });
+export const ImportResult = Type.Object(
+  {
+    listId: Uuid,
+    counts: ImportCounts,
+    errors: Type.Array(RowError, { description: 'The first 100 invalid rows.' }),
+  },
+  {
+    title: 'ContactImportResult',
+    description: 'The new list, its counts, and the first rows that could not be imported.',
+  },
+);
 
-export const ContactList = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  defaultCountry: Type.String(),
-  duplicatePolicy: Type.Enum([...DUPLICATE_POLICIES]),
-  counts: ImportCounts,
-  createdAt: DateTime,
-}, { title: 'ContactList', description: 'A contact list imported from CSV, with its import counts.' });
+export const ContactList = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    defaultCountry: Type.String(),
+    duplicatePolicy: Type.Enum([...DUPLICATE_POLICIES]),
+    counts: ImportCounts,
+    createdAt: DateTime,
+  },
+  { title: 'ContactList', description: 'A contact list imported from CSV, with its import counts.' },
+);
 
-export const ContactListPage = Type.Object({ contactLists: Type.Array(ContactList), ...PageFields }, { title: 'ContactListPage' });
+export const ContactListPage = Type.Object(
+  { contactLists: Type.Array(ContactList), ...PageFields },
+  { title: 'ContactListPage' },
+);
 
 export const Attributes = Type.Record(Type.String(), Type.String(), {
   description: 'Columns of the imported file that have no field of their own, by header.',
 });
 
-export const Contact = Type.Object({
-  id: Uuid,
-  firstName: Nullable(Type.String()),
-  lastName: Nullable(Type.String()),
-  phone: Type.String({ description: 'E.164, e.g. +14155550123.' }),
-  email: Nullable(Type.String()),
-  company: Nullable(Type.String()),
-  timezone: Nullable(Type.String({ description: 'IANA time zone, e.g. America/New_York.' })),
-  attributes: Attributes,
-  dnc: Type.Boolean({ description: 'The number is on the do-not-call list: no campaign dials it.' }),
-  createdAt: DateTime,
-  updatedAt: DateTime,
-}, { title: 'Contact', description: 'A contact as lists show it.' });
+export const Contact = Type.Object(
+  {
+    id: Uuid,
+    firstName: Nullable(Type.String()),
+    lastName: Nullable(Type.String()),
+    phone: Type.String({ description: 'E.164, e.g. +14155550123.' }),
+    email: Nullable(Type.String()),
+    company: Nullable(Type.String()),
+    timezone: Nullable(Type.String({ description: 'IANA time zone, e.g. America/New_York.' })),
+    attributes: Attributes,
+    dnc: Type.Boolean({ description: 'The number is on the do-not-call list: no campaign dials it.' }),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { title: 'Contact', description: 'A contact as lists show it.' },
+);
 
-export const ContactDetail = Type.Object({
-  ...Contact.properties,
-  lists: Type.Array(NamedRef),
-}, { title: 'ContactDetail', description: 'A contact, with the lists it is in.' });
+export const ContactDetail = Type.Object(
+  {
+    ...Contact.properties,
+    lists: Type.Array(NamedRef),
+  },
+  { title: 'ContactDetail', description: 'A contact, with the lists it is in.' },
+);
 
 export const ContactPage = Type.Object({ contacts: Type.Array(Contact), ...PageFields }, { title: 'ContactPage' });
 
@@ -105,11 +131,14 @@ export const ContactFilterFields = {
     Type.String({
       minLength: 3,
       maxLength: 100,
-      description: 'Free text over name, email and phone, matched anywhere and ignoring case: 3 to 100 characters, no control characters.',
+      description:
+        'Free text over name, email and phone, matched anywhere and ignoring case: 3 to 100 characters, no control characters.',
     }),
   ),
   phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'One number, in any common format.' })),
-  dnc: Type.Optional(Type.Boolean({ description: 'true: only numbers on the do-not-call list; false: only the others.' })),
+  dnc: Type.Optional(
+    Type.Boolean({ description: 'true: only numbers on the do-not-call list; false: only the others.' }),
+  ),
 };
 
 export const ContactQuery = Type.Object(
@@ -121,7 +150,10 @@ export type ContactQuery = Static<typeof ContactQuery>;
 export const ListContactsQuery = Type.Object({ ...ContactFilterFields, ...PageQuery }, { additionalProperties: false });
 export type ListContactsQuery = Static<typeof ListContactsQuery>;
 
-export const ExportQuery = Type.Object({ listId: Type.Optional(Uuid), ...ContactFilterFields }, { additionalProperties: false });
+export const ExportQuery = Type.Object(
+  { listId: Type.Optional(Uuid), ...ContactFilterFields },
+  { additionalProperties: false },
+);
 export type ExportQuery = Static<typeof ExportQuery>;
 
 const Text = (maxLength: number) => Nullable(SingleLineText({ maxLength }));
@@ -130,7 +162,9 @@ export const PatchContactBody = Type.Object(
   {
     firstName: Type.Optional(Text(200)),
     lastName: Type.Optional(Text(200)),
-    phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Any common format; stored in E.164.' })),
+    phone: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Any common format; stored in E.164.' }),
+    ),
     email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
     company: Type.Optional(Text(200)),
     timezone: Type.Optional(Nullable(SingleLineText({ minLength: 1, maxLength: 64, description: 'IANA time zone.' }))),

@@ -20,7 +20,13 @@ import { patchedAttributesProblem } from './csv-headers.js';
 import type { ContactChanges, ContactFilters, ContactRow, ContactsRepo } from './contacts.repo.js';
 import type { ContactListsTable } from './contacts.tables.js';
 import type { DatabaseKind } from '../../db/staging.js';
-import type { ContactQuery, ExportQuery, ImportQuery, ListContactsQuery, PatchContactBody } from './contacts.schemas.js';
+import type {
+  ContactQuery,
+  ExportQuery,
+  ImportQuery,
+  ListContactsQuery,
+  PatchContactBody,
+} from './contacts.schemas.js';
 import type { Static } from 'typebox';
 
 type ContactFilterInput = Omit<ContactQuery, 'limit' | 'offset'>;
@@ -72,8 +78,10 @@ const toContactList = (row: Selectable<ContactListsTable>) => ({
 
 /** A search reads the trigram index: it needs 3 characters to use it, and a control character would never match. */
 function checkSearchText(q: string) {
-  if (q.trim().length < 3) throw invalidField('querystring/q', 'needs at least 3 characters, not counting spaces around them');
-  if (/[\x00-\x1f]/.test(q)) throw invalidField('querystring/q', 'must not contain control characters (tab, newline, NUL)');
+  if (q.trim().length < 3)
+    throw invalidField('querystring/q', 'needs at least 3 characters, not counting spaces around them');
+  if (/[\x00-\x1f]/.test(q))
+    throw invalidField('querystring/q', 'must not contain control characters (tab, newline, NUL)');
 }
 
 const emptyToNull = (value: string | null | undefined) => (value === undefined ? undefined : value?.trim() || null);
@@ -105,13 +113,17 @@ export function createContactsService(deps: ContactsDeps) {
     };
     if (patch.timezone !== undefined) {
       changes.timezone = patch.timezone === null ? null : canonicalTimeZone(patch.timezone.trim());
-      if (changes.timezone === null && patch.timezone !== null) throw invalidField('body/timezone', 'is not an IANA time zone (e.g. America/New_York)');
+      if (changes.timezone === null && patch.timezone !== null)
+        throw invalidField('body/timezone', 'is not an IANA time zone (e.g. America/New_York)');
     }
     if (patch.phone !== undefined) {
       const phone = await phoneFilter(auth, patch.phone, 'body/phone');
       const holder = await repo.findByPhone(auth.accountId, phone);
       if (holder && holder.id !== id) {
-        throw new AppError('conflict', `Another contact already has the number ${phone}`, { contactId: holder.id, phone });
+        throw new AppError('conflict', `Another contact already has the number ${phone}`, {
+          contactId: holder.id,
+          phone,
+        });
       }
       changes.phone_e164 = phone;
     }
@@ -121,7 +133,8 @@ export function createContactsService(deps: ContactsDeps) {
   return {
     async importList(auth: Auth, query: ImportQuery, upload: CsvUpload) {
       const defaultCountry = query.defaultCountry?.toUpperCase() ?? (await accounts.defaultCountry(auth.accountId));
-      if (!isPhoneCountry(defaultCountry)) throw invalidField('querystring/defaultCountry', `"${defaultCountry}" is not a country with phone numbers`);
+      if (!isPhoneCountry(defaultCountry))
+        throw invalidField('querystring/defaultCountry', `"${defaultCountry}" is not a country with phone numbers`);
       const name = query.name.trim() || query.name;
       return importContactList({ db: deps.db, databaseKind: deps.databaseKind, phones }, upload, {
         accountId: auth.accountId,
@@ -156,7 +169,10 @@ export function createContactsService(deps: ContactsDeps) {
 
     async listContacts(auth: Auth, input: ContactQuery) {
       const { limit, offset, ...filterInput } = input;
-      const { items, total } = await repo.listContacts(auth.accountId, await filtersOf(auth, filterInput), { limit, offset });
+      const { items, total } = await repo.listContacts(auth.accountId, await filtersOf(auth, filterInput), {
+        limit,
+        offset,
+      });
       return envelope('contacts', items.map(toContact), total, input);
     },
 
@@ -179,7 +195,13 @@ export function createContactsService(deps: ContactsDeps) {
       const changes = await contactChanges(auth, id, patch);
       const row = await repo
         .transaction(async (tx) => {
-          const updated = await tx.update(auth.accountId, id, changes, dnc.listedNumbersQuery(auth.accountId), clock.now());
+          const updated = await tx.update(
+            auth.accountId,
+            id,
+            changes,
+            dnc.listedNumbersQuery(auth.accountId),
+            clock.now(),
+          );
           if (!updated) throw notFound('Contact');
           await tx.emit({
             type: 'contact.updated',
@@ -192,7 +214,9 @@ export function createContactsService(deps: ContactsDeps) {
         })
         .catch((error: unknown) => {
           if ((error as { code?: string }).code === '23505') {
-            throw new AppError('conflict', `Another contact already has the number ${changes.phone_e164}`, { phone: changes.phone_e164 });
+            throw new AppError('conflict', `Another contact already has the number ${changes.phone_e164}`, {
+              phone: changes.phone_e164,
+            });
           }
           throw error;
         });
@@ -207,7 +231,16 @@ export function createContactsService(deps: ContactsDeps) {
     async forCall(accountId: string, by: { id: string } | { phone: string }) {
       const id = 'id' in by ? by.id : (await repo.findByPhone(accountId, by.phone))?.id;
       const row = id === undefined ? undefined : await repo.findContact(accountId, id);
-      return row && { id: row.id, firstName: row.first_name, lastName: row.last_name, phone: row.phone_e164, attributes: row.attributes, dnc: row.dnc };
+      return (
+        row && {
+          id: row.id,
+          firstName: row.first_name,
+          lastName: row.last_name,
+          phone: row.phone_e164,
+          attributes: row.attributes,
+          dnc: row.dnc,
+        }
+      );
     },
 
     /** For the dialer: these contacts' numbers, time zones and do-not-call flags; a deleted contact is left out. */

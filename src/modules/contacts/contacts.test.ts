@@ -11,13 +11,16 @@ before(async () => (t = await buildTestApp({ clock })));
 after(() => t.close());
 
 async function importCsv(user: SignedUp, body: string, name = 'Leads') {
-  const response = await call(user, 'POST', `/contact-lists?name=${encodeURIComponent(name)}`, body, { headers: { 'content-type': 'text/csv' } });
+  const response = await call(user, 'POST', `/contact-lists?name=${encodeURIComponent(name)}`, body, {
+    headers: { 'content-type': 'text/csv' },
+  });
   assert.equal(response.statusCode, 200, response.body);
   return response.json() as { listId: string; counts: Record<string, number> };
 }
 
 const get = (user: SignedUp, url: string) => call(user, 'GET', url);
-const patch = (user: SignedUp, id: string, payload: unknown) => call(user, 'PATCH', `/contacts/${id}`, payload as object);
+const patch = (user: SignedUp, id: string, payload: unknown) =>
+  call(user, 'PATCH', `/contacts/${id}`, payload as object);
 const phones = (body: { contacts: Array<{ phone: string }> }) => body.contacts.map((c) => c.phone).sort();
 
 const LEADS = [
@@ -36,10 +39,23 @@ test('lists are listed newest first, paginated, with their counts', async () => 
   assert.equal(page.json().total, 2);
   assert.equal(page.json().limit, 1);
   assert.equal(page.json().offset, 0);
-  assert.deepEqual(page.json().contactLists.map((l: { id: string }) => l.id), [second.listId]);
-  assert.deepEqual(page.json().contactLists[0].counts, { rows: 2, imported: 1, updated: 0, duplicates: 0, invalid: 1, dnc: 0 });
+  assert.deepEqual(
+    page.json().contactLists.map((l: { id: string }) => l.id),
+    [second.listId],
+  );
+  assert.deepEqual(page.json().contactLists[0].counts, {
+    rows: 2,
+    imported: 1,
+    updated: 0,
+    duplicates: 0,
+    invalid: 1,
+    dnc: 0,
+  });
   const next = await get(user, '/contact-lists?limit=1&offset=1');
-  assert.deepEqual(next.json().contactLists.map((l: { id: string }) => l.id), [first.listId]);
+  assert.deepEqual(
+    next.json().contactLists.map((l: { id: string }) => l.id),
+    [first.listId],
+  );
   assert.equal((await get(user, '/contact-lists?limit=0')).statusCode, 400);
   assert.equal((await get(user, '/contact-lists?limit=501')).statusCode, 400);
 });
@@ -56,16 +72,26 @@ test('contacts of a list, and the filters: list, free text, phone in any format,
 
   const all = await get(user, '/contacts');
   assert.equal(all.json().total, 4);
-  assert.deepEqual(phones((await get(user, `/contacts?listId=${other.listId}`)).json()), ['+12125550123', '+16465553890']);
+  assert.deepEqual(phones((await get(user, `/contacts?listId=${other.listId}`)).json()), [
+    '+12125550123',
+    '+16465553890',
+  ]);
   assert.deepEqual(phones((await get(user, '/contacts?q=hopper')).json()), ['+14155552671']);
   assert.deepEqual(phones((await get(user, '/contacts?q=ada%20lovelace')).json()), ['+12125550123']);
   assert.deepEqual(phones((await get(user, '/contacts?q=NAVY.EXAMPLE')).json()), ['+14155552671']);
   assert.deepEqual(phones((await get(user, '/contacts?q=7946')).json()), ['+442079460958']);
   assert.deepEqual(phones((await get(user, '/contacts?q=100%25')).json()), [], 'LIKE wildcards are taken literally');
-  assert.deepEqual(phones((await get(user, `/contacts?phone=${encodeURIComponent('(415) 555-2671')}`)).json()), ['+14155552671']);
+  assert.deepEqual(phones((await get(user, `/contacts?phone=${encodeURIComponent('(415) 555-2671')}`)).json()), [
+    '+14155552671',
+  ]);
   assert.deepEqual(phones((await get(user, `/contacts?listId=${leads.listId}&q=alan`)).json()), ['+442079460958']);
 
-  await t.app.inject({ method: 'POST', url: '/api/v1/dnc', headers: user.headers, payload: { phone: '+442079460958' } });
+  await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/dnc',
+    headers: user.headers,
+    payload: { phone: '+442079460958' },
+  });
   assert.deepEqual(phones((await get(user, '/contacts?dnc=true')).json()), ['+442079460958']);
   assert.equal((await get(user, '/contacts?dnc=false')).json().total, 3);
 
@@ -93,7 +119,12 @@ test('PATCH validates, re-normalizes a new phone, takes its DNC status, and merg
   const user = await signUp(t.app);
   await importCsv(user, LEADS);
   const ada = (await get(user, '/contacts?q=ada')).json().contacts[0];
-  await t.app.inject({ method: 'POST', url: '/api/v1/dnc', headers: user.headers, payload: { phone: '+1 646 555 3890' } });
+  await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/dnc',
+    headers: user.headers,
+    payload: { phone: '+1 646 555 3890' },
+  });
 
   const changed = await patch(user, ada.id, {
     firstName: 'Augusta Ada',
@@ -122,7 +153,15 @@ test('PATCH validates, re-normalizes a new phone, takes its DNC status, and merg
   assert.equal(taken.statusCode, 409);
   assert.equal(errorBody(taken).error, 'conflict');
 
-  for (const payload of [{}, { phone: '12' }, { phone: 5 }, { email: 'not-an-email' }, { timezone: 'Mars/Base' }, { nickname: 'x' }, { attributes: { a: 5 } }]) {
+  for (const payload of [
+    {},
+    { phone: '12' },
+    { phone: 5 },
+    { email: 'not-an-email' },
+    { timezone: 'Mars/Base' },
+    { nickname: 'x' },
+    { attributes: { a: 5 } },
+  ]) {
     const response = await patch(user, grace.id, payload);
     assert.equal(response.statusCode, 400, JSON.stringify(payload));
     assert.equal(errorBody(response).error, 'validation_failed');
@@ -184,7 +223,12 @@ test("another account's lists and contacts answer 404 and never show up", async 
   const list = await importCsv(alice, LEADS);
   const contact = (await get(alice, '/contacts')).json().contacts[0];
 
-  for (const url of [`/contact-lists/${list.listId}`, `/contact-lists/${list.listId}/contacts`, `/contacts/${contact.id}`, `/exports/contacts.csv?listId=${list.listId}`]) {
+  for (const url of [
+    `/contact-lists/${list.listId}`,
+    `/contact-lists/${list.listId}/contacts`,
+    `/contacts/${contact.id}`,
+    `/exports/contacts.csv?listId=${list.listId}`,
+  ]) {
     const response = await get(bob, url);
     assert.equal(response.statusCode, 404, url);
     assert.equal(errorBody(response).error, 'not_found');
@@ -216,14 +260,23 @@ test('deleting an account removes its contacts, lists, memberships and DNC entri
   await importCsv(alice, LEADS);
   await importCsv(bob, LEADS);
   for (const user of [alice, bob]) {
-    const added = await t.app.inject({ method: 'POST', url: '/api/v1/dnc', headers: user.headers, payload: { phone: '+16465553890' } });
+    const added = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/dnc',
+      headers: user.headers,
+      payload: { phone: '+16465553890' },
+    });
     assert.equal(added.statusCode, 200, added.body);
   }
   const { db } = t.infra.database;
   const left = async (accountId: string) => {
     const counts: Record<string, number> = {};
     for (const table of ['contacts', 'contact_lists', 'contact_list_members', 'dnc_entries'] as const) {
-      const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow();
       counts[table] = Number(row.n);
     }
     return counts;
@@ -231,7 +284,12 @@ test('deleting an account removes its contacts, lists, memberships and DNC entri
   const bobBefore = await left(bob.accountId);
 
   await db.deleteFrom('accounts').where('id', '=', alice.accountId).execute();
-  assert.deepEqual(await left(alice.accountId), { contacts: 0, contact_lists: 0, contact_list_members: 0, dnc_entries: 0 });
+  assert.deepEqual(await left(alice.accountId), {
+    contacts: 0,
+    contact_lists: 0,
+    contact_list_members: 0,
+    dnc_entries: 0,
+  });
   assert.deepEqual(await left(bob.accountId), bobBefore);
   assert.equal(bobBefore.contacts, 3);
 });

@@ -12,26 +12,88 @@ type Field = 'phone' | 'firstName' | 'lastName' | 'fullName' | 'email' | 'compan
 /** For each field, the header keys that feed it, best first: the first non-empty one in a row wins. */
 const SYNONYMS: Record<Field, string[]> = {
   phone: [
-    'phone', 'phonenumber', 'phone1value', 'primaryphone', 'phone1', 'mobile', 'mobilephone', 'mobilephonenumber',
-    'mobilenumber', 'cell', 'cellphone', 'cellnumber', 'telephone', 'telephonenumber', 'tel', 'contactnumber',
-    'contactphone', 'number', 'msisdn', 'workphone', 'businessphone', 'homephone', 'otherphone', 'phone2value',
-    'phone3value', 'phone2', 'phone3', 'telefon', 'telefonnummer', 'handy', 'mobil', 'mobiltelefon', 'telefono',
-    'movil', 'celular', 'portable',
+    'phone',
+    'phonenumber',
+    'phone1value',
+    'primaryphone',
+    'phone1',
+    'mobile',
+    'mobilephone',
+    'mobilephonenumber',
+    'mobilenumber',
+    'cell',
+    'cellphone',
+    'cellnumber',
+    'telephone',
+    'telephonenumber',
+    'tel',
+    'contactnumber',
+    'contactphone',
+    'number',
+    'msisdn',
+    'workphone',
+    'businessphone',
+    'homephone',
+    'otherphone',
+    'phone2value',
+    'phone3value',
+    'phone2',
+    'phone3',
+    'telefon',
+    'telefonnummer',
+    'handy',
+    'mobil',
+    'mobiltelefon',
+    'telefono',
+    'movil',
+    'celular',
+    'portable',
   ],
   firstName: ['firstname', 'first', 'givenname', 'fname', 'forename', 'vorname', 'prenom', 'nombre'],
   lastName: ['lastname', 'last', 'surname', 'familyname', 'lname', 'nachname', 'nom', 'apellido', 'apellidos'],
   fullName: ['name', 'fullname', 'contactname', 'displayname', 'contact'],
-  email: ['email', 'emailaddress', 'email1value', 'primaryemail', 'workemail', 'mail', 'email1', 'emailaddress1', 'courriel', 'correo'],
+  email: [
+    'email',
+    'emailaddress',
+    'email1value',
+    'primaryemail',
+    'workemail',
+    'mail',
+    'email1',
+    'emailaddress1',
+    'courriel',
+    'correo',
+  ],
   company: [
-    'company', 'companyname', 'organization', 'organisation', 'organization1name', 'organizationname',
-    'accountname', 'account', 'business', 'businessname', 'employer', 'firma', 'unternehmen', 'societe', 'entreprise',
+    'company',
+    'companyname',
+    'organization',
+    'organisation',
+    'organization1name',
+    'organizationname',
+    'accountname',
+    'account',
+    'business',
+    'businessname',
+    'employer',
+    'firma',
+    'unternehmen',
+    'societe',
+    'entreprise',
     'empresa',
   ],
   timezone: ['timezone', 'tz', 'timezonename', 'ianatimezone', 'contacttimezone'],
 };
 
 /** Header forms named in error messages, so a user knows what to rename a column to. */
-export const PHONE_HEADER_EXAMPLES = ['phone', 'Phone Number', 'mobile', 'Mobile Phone', 'Phone 1 - Value', 'telephone'];
+export const PHONE_HEADER_EXAMPLES = [
+  'phone',
+  'Phone Number',
+  'mobile',
+  'Mobile Phone',
+  'Phone 1 - Value',
+  'telephone',
+];
 
 /** Columns holding a phone number, best first. */
 export function phoneColumns(headers: string[]): number[] {
@@ -61,7 +123,10 @@ export function attributesProblem(attributes: Record<string, string>): Attribute
 }
 
 /** For PATCH: what is wrong with a contact's attributes once changes are applied (null removes a key), or null. */
-export function patchedAttributesProblem(current: Record<string, string>, changes: Record<string, string | null>): string | null {
+export function patchedAttributesProblem(
+  current: Record<string, string>,
+  changes: Record<string, string | null>,
+): string | null {
   const merged = new Map(Object.entries(current));
   for (const [key, value] of Object.entries(changes)) {
     if (value === null) merged.delete(key);
@@ -69,7 +134,8 @@ export function patchedAttributesProblem(current: Record<string, string>, change
   }
   let chars = 0;
   for (const [key, value] of merged) chars += key.length + value.length;
-  if (merged.size > MAX_ATTRIBUTES) return `would give the contact ${merged.size} attributes, more than the ${MAX_ATTRIBUTES} it may hold (remove some with null)`;
+  if (merged.size > MAX_ATTRIBUTES)
+    return `would give the contact ${merged.size} attributes, more than the ${MAX_ATTRIBUTES} it may hold (remove some with null)`;
   if (chars > MAX_ATTRIBUTE_CHARS) {
     return `would give the contact ${chars} characters of attributes, more than the ${MAX_ATTRIBUTE_CHARS} it may hold (remove some with null)`;
   }
@@ -114,7 +180,10 @@ export function mapHeaders(headers: string[]): HeaderMap {
   const names = attributeNames(headers);
   const columnsOf = (field: Field) =>
     SYNONYMS[field].flatMap((synonym) => keys.flatMap((key, index) => (key === synonym ? [index] : [])));
-  const columns = Object.fromEntries((Object.keys(SYNONYMS) as Field[]).map((f) => [f, columnsOf(f)])) as Record<Field, number[]>;
+  const columns = Object.fromEntries((Object.keys(SYNONYMS) as Field[]).map((f) => [f, columnsOf(f)])) as Record<
+    Field,
+    number[]
+  >;
   const used = new Uint8Array(headers.length);
 
   function take(cells: string[], field: Field): string | null {
@@ -174,7 +243,16 @@ export function mapHeaders(headers: string[]): HeaderMap {
           attributes[names[index] ?? `column_${index + 1}`] = value;
         }
       }
-      return { phone, firstName, lastName, email: email?.toLowerCase() ?? null, company, timezone, attributes, attributesProblem };
+      return {
+        phone,
+        firstName,
+        lastName,
+        email: email?.toLowerCase() ?? null,
+        company,
+        timezone,
+        attributes,
+        attributesProblem,
+      };
     },
   };
 }

@@ -5,7 +5,10 @@ import { paginate, type Page } from '../../http/pagination.js';
 import type { DispositionCategory, DispositionCodesTable } from './dispositions.tables.js';
 
 export type NewDispositionCode = Omit<Insertable<DispositionCodesTable>, 'account_id'>;
-export type DispositionChanges = Pick<Updateable<DispositionCodesTable>, 'label' | 'description' | 'category' | 'active' | 'updated_at'>;
+export type DispositionChanges = Pick<
+  Updateable<DispositionCodesTable>,
+  'label' | 'description' | 'category' | 'active' | 'updated_at'
+>;
 
 export interface DispositionFilters {
   category?: DispositionCategory;

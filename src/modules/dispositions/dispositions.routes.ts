@@ -30,7 +30,15 @@ export function dispositionsRoutes(app: App, { dispositions }: { dispositions: D
   );
   app.post(
     '/disposition-codes',
-    { config: { access: manage }, schema: { tags, summary: 'Add a disposition code; the code must be new in the account', body: CreateDispositionBody, response: responses(DispositionCode) } },
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Add a disposition code; the code must be new in the account',
+        body: CreateDispositionBody,
+        response: responses(DispositionCode),
+      },
+    },
     async (req) => dispositions.create(req.auth, req.body),
   );
   app.patch(
@@ -49,7 +57,15 @@ export function dispositionsRoutes(app: App, { dispositions }: { dispositions: D
   );
   app.delete(
     '/disposition-codes/:id',
-    { config: { access: manage }, schema: { tags, summary: 'Delete a disposition code; system codes cannot be deleted', params: IdParams, response: responses(DeletedBody) } },
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Delete a disposition code; system codes cannot be deleted',
+        params: IdParams,
+        response: responses(DeletedBody),
+      },
+    },
     async (req) => dispositions.delete(req.auth, req.params.id),
   );
 }

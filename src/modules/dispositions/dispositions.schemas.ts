@@ -8,7 +8,8 @@ export const DispositionCategory = Type.Enum([...DISPOSITION_CATEGORIES], {
 });
 const Code = Type.String({
   pattern: '^[a-z][a-z0-9_]{0,63}$',
-  description: 'A slug: lowercase letters, digits and underscores, starting with a letter (up to 64). It is what calls store.',
+  description:
+    'A slug: lowercase letters, digits and underscores, starting with a letter (up to 64). It is what calls store.',
   examples: ['appointment_booked'],
 });
 const Label = Type.String({ minLength: 1, maxLength: 80, description: 'What people see.' });
@@ -20,7 +21,9 @@ export const CreateDispositionBody = Type.Object(
     label: Label,
     description: Type.Optional(Description),
     category: DispositionCategory,
-    active: Type.Optional(Type.Boolean({ description: 'Inactive codes stay on past calls but cannot be set on new ones.' })),
+    active: Type.Optional(
+      Type.Boolean({ description: 'Inactive codes stay on past calls but cannot be set on new ones.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -43,16 +46,24 @@ export const ListDispositionsQuery = Type.Object(
 );
 export type ListDispositionsQuery = Static<typeof ListDispositionsQuery>;
 
-export const DispositionCode = Type.Object({
-  id: Uuid,
-  code: Type.String(),
-  label: Type.String(),
-  description: Type.String(),
-  category: DispositionCategory,
-  isSystem: Type.Boolean({ description: 'The call engine sets this code by itself: it can be relabelled, not deleted or turned off.' }),
-  active: Type.Boolean(),
-  createdAt: DateTime,
-  updatedAt: DateTime,
-}, { title: 'DispositionCode', description: 'An outcome a call can be marked with.' });
+export const DispositionCode = Type.Object(
+  {
+    id: Uuid,
+    code: Type.String(),
+    label: Type.String(),
+    description: Type.String(),
+    category: DispositionCategory,
+    isSystem: Type.Boolean({
+      description: 'The call engine sets this code by itself: it can be relabelled, not deleted or turned off.',
+    }),
+    active: Type.Boolean(),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { title: 'DispositionCode', description: 'An outcome a call can be marked with.' },
+);
 
-export const DispositionCodeList = Type.Object({ dispositionCodes: Type.Array(DispositionCode), ...PageFields }, { title: 'DispositionCodePage' });
+export const DispositionCodeList = Type.Object(
+  { dispositionCodes: Type.Array(DispositionCode), ...PageFields },
+  { title: 'DispositionCodePage' },
+);

@@ -85,7 +85,14 @@ export function createDispositionsService(deps: { repo: DispositionsRepo; clock:
     await ensureDefaults(accountId, queries, !tx);
     const row = await queries.findByCode(accountId, code);
     if (!row) return null;
-    return { id: row.id, code: row.code, label: row.label, category: row.category, isSystem: row.is_system, active: row.active };
+    return {
+      id: row.id,
+      code: row.code,
+      label: row.label,
+      category: row.category,
+      isSystem: row.is_system,
+      active: row.active,
+    };
   }
 
   return {

@@ -8,7 +8,12 @@ before(async () => (t = await buildTestApp()));
 after(() => t.close());
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-const call = (user: { headers?: Record<string, string>; cookie?: string }, method: Method, url: string, payload?: unknown) =>
+const call = (
+  user: { headers?: Record<string, string>; cookie?: string },
+  method: Method,
+  url: string,
+  payload?: unknown,
+) =>
   t.app.inject({
     method,
     url: `/api/v1${url}`,
@@ -34,9 +39,15 @@ async function codesOf(user: SignedUp, query = '?limit=500'): Promise<Code[]> {
 }
 
 const rowCount = async (accountId: string) =>
-  (await t.infra.database.db.selectFrom('disposition_codes').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow()).n;
+  (
+    await t.infra.database.db
+      .selectFrom('disposition_codes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow()
+  ).n;
 
-test('every account starts with the default set, the engine\'s codes marked as system', async () => {
+test("every account starts with the default set, the engine's codes marked as system", async () => {
   const user = await signUp(t.app);
   const response = await call(user, 'GET', '/disposition-codes');
   assert.equal(response.statusCode, 200);
@@ -45,15 +56,47 @@ test('every account starts with the default set, the engine\'s codes marked as s
   assert.equal(body.limit, 25);
   assert.equal(body.offset, 0);
   const byCode = new Map<string, Code>(body.dispositionCodes.map((c: Code) => [c.code, c]));
-  for (const code of ['interested', 'not_interested', 'callback_requested', 'appointment_booked', 'voicemail', 'no_answer', 'busy', 'wrong_number', 'do_not_call', 'transferred', 'failed']) {
+  for (const code of [
+    'interested',
+    'not_interested',
+    'callback_requested',
+    'appointment_booked',
+    'voicemail',
+    'no_answer',
+    'busy',
+    'wrong_number',
+    'do_not_call',
+    'transferred',
+    'failed',
+  ]) {
     assert.ok(byCode.has(code), code);
   }
-  for (const code of ['do_not_call', 'voicemail', 'transferred', 'interested', 'not_interested', 'callback_requested', 'no_answer', 'busy', 'failed']) {
+  for (const code of [
+    'do_not_call',
+    'voicemail',
+    'transferred',
+    'interested',
+    'not_interested',
+    'callback_requested',
+    'no_answer',
+    'busy',
+    'failed',
+  ]) {
     assert.equal(byCode.get(code)!.isSystem, true, code);
   }
   assert.equal(byCode.get('appointment_booked')!.isSystem, false);
   assert.equal(byCode.get('do_not_call')!.category, 'compliance');
-  assert.deepEqual(Object.keys(body.dispositionCodes[0]).sort(), ['active', 'category', 'code', 'createdAt', 'description', 'id', 'isSystem', 'label', 'updatedAt']);
+  assert.deepEqual(Object.keys(body.dispositionCodes[0]).sort(), [
+    'active',
+    'category',
+    'code',
+    'createdAt',
+    'description',
+    'id',
+    'isSystem',
+    'label',
+    'updatedAt',
+  ]);
   // Reading again does not add them twice, and another account gets its own set.
   assert.equal((await codesOf(user)).length, DEFAULT_DISPOSITIONS.length);
   assert.equal(await rowCount(user.accountId), DEFAULT_DISPOSITIONS.length);
@@ -65,7 +108,12 @@ test('every account starts with the default set, the engine\'s codes marked as s
 
 test('create, list with filters, update and delete a code', async () => {
   const user = await signUp(t.app);
-  const created = await call(user, 'POST', '/disposition-codes', { code: 'demo_scheduled', label: '  Demo scheduled ', category: 'positive', description: 'A demo is on the calendar.' });
+  const created = await call(user, 'POST', '/disposition-codes', {
+    code: 'demo_scheduled',
+    label: '  Demo scheduled ',
+    category: 'positive',
+    description: 'A demo is on the calendar.',
+  });
   assert.equal(created.statusCode, 200, created.body);
   const code = created.json();
   assert.equal(code.code, 'demo_scheduled');
@@ -85,9 +133,16 @@ test('create, list with filters, update and delete a code', async () => {
   assert.equal(updated.json().active, false);
   assert.equal(updated.json().code, 'demo_scheduled');
   const inactive = await codesOf(user, '?active=false');
-  assert.deepEqual(inactive.map((c) => c.code), ['demo_scheduled']);
+  assert.deepEqual(
+    inactive.map((c) => c.code),
+    ['demo_scheduled'],
+  );
 
-  assert.equal(await t.services.dispositions.isValidCode(user.accountId, 'demo_scheduled'), false, 'inactive codes cannot be set');
+  assert.equal(
+    await t.services.dispositions.isValidCode(user.accountId, 'demo_scheduled'),
+    false,
+    'inactive codes cannot be set',
+  );
   assert.equal((await t.services.dispositions.resolve(user.accountId, 'demo_scheduled'))?.label, 'Demo booked');
 
   const deleted = await call(user, 'DELETE', `/disposition-codes/${code.id}`);
@@ -106,7 +161,11 @@ test('a default that is not a system code can be deleted, and stays deleted', as
   assert.equal(after.length, DEFAULT_DISPOSITIONS.length - 1);
   assert.ok(!after.some((c) => c.code === 'wrong_number'));
   // Re-creating it is a new code of the account's own.
-  const again = await call(user, 'POST', '/disposition-codes', { code: 'wrong_number', label: 'Wrong person', category: 'negative' });
+  const again = await call(user, 'POST', '/disposition-codes', {
+    code: 'wrong_number',
+    label: 'Wrong person',
+    category: 'negative',
+  });
   assert.equal(again.statusCode, 200);
   assert.equal(again.json().isSystem, false);
 });
@@ -123,26 +182,41 @@ test('system codes can be relabelled but not deleted or turned off', async () =>
   assert.equal(off.statusCode, 409);
   assert.match(errorBody(off).message, /stays active/);
 
-  const relabelled = await call(user, 'PATCH', `/disposition-codes/${dnc.id}`, { label: 'DNC — never call again', description: 'Added to the do-not-call list.' });
+  const relabelled = await call(user, 'PATCH', `/disposition-codes/${dnc.id}`, {
+    label: 'DNC — never call again',
+    description: 'Added to the do-not-call list.',
+  });
   assert.equal(relabelled.statusCode, 200);
   assert.equal(relabelled.json().label, 'DNC — never call again');
   assert.equal(relabelled.json().code, 'do_not_call');
   assert.equal(relabelled.json().isSystem, true);
   assert.equal(await t.services.dispositions.isValidCode(user.accountId, 'do_not_call'), true);
-  const row = await t.infra.database.db.selectFrom('disposition_codes').selectAll().where('id', '=', dnc.id).executeTakeFirstOrThrow();
+  const row = await t.infra.database.db
+    .selectFrom('disposition_codes')
+    .selectAll()
+    .where('id', '=', dnc.id)
+    .executeTakeFirstOrThrow();
   assert.equal(row.active, true);
 });
 
 test('a duplicate code is a 409 and a no-op save writes nothing', async () => {
   const user = await signUp(t.app);
-  const duplicate = await call(user, 'POST', '/disposition-codes', { code: 'voicemail', label: 'VM', category: 'neutral' });
+  const duplicate = await call(user, 'POST', '/disposition-codes', {
+    code: 'voicemail',
+    label: 'VM',
+    category: 'neutral',
+  });
   assert.equal(duplicate.statusCode, 409);
   assert.match(errorBody(duplicate).message, /"voicemail" already exists/);
   const busy = (await codesOf(user)).find((c) => c.code === 'busy')!;
   const same = await call(user, 'PATCH', `/disposition-codes/${busy.id}`, { label: 'Busy', category: 'neutral' });
   assert.equal(same.statusCode, 200);
   assert.equal(same.json().updatedAt, busy.updatedAt, 'nothing was written');
-  const row = await t.infra.database.db.selectFrom('disposition_codes').select('updated_at').where('id', '=', busy.id).executeTakeFirstOrThrow();
+  const row = await t.infra.database.db
+    .selectFrom('disposition_codes')
+    .select('updated_at')
+    .where('id', '=', busy.id)
+    .executeTakeFirstOrThrow();
   assert.equal(row.updated_at.toISOString(), busy.updatedAt);
 });
 
@@ -167,10 +241,17 @@ test('bad input is a 400 naming the field, and writes nothing', async () => {
     assert.equal(response.statusCode, 400, JSON.stringify(payload));
     const body = errorBody(response);
     assert.equal(body.error, 'validation_failed');
-    assert.ok((body.details.fields as Array<{ field: string }>).some((f) => f.field === field), `${JSON.stringify(payload)}: ${body.message}`);
+    assert.ok(
+      (body.details.fields as Array<{ field: string }>).some((f) => f.field === field),
+      `${JSON.stringify(payload)}: ${body.message}`,
+    );
   }
   const interested = (await codesOf(user)).find((c) => c.code === 'interested')!;
-  for (const [payload, field] of [[{ code: 'renamed' }, 'body/code'], [{ label: ' ' }, 'body/label'], [{ category: 'meh' }, 'body/category']] as const) {
+  for (const [payload, field] of [
+    [{ code: 'renamed' }, 'body/code'],
+    [{ label: ' ' }, 'body/label'],
+    [{ category: 'meh' }, 'body/category'],
+  ] as const) {
     const response = await call(user, 'PATCH', `/disposition-codes/${interested.id}`, payload);
     assert.equal(response.statusCode, 400, JSON.stringify(payload));
     assert.ok((errorBody(response).details.fields as Array<{ field: string }>).some((f) => f.field === field));
@@ -185,7 +266,9 @@ test('bad input is a 400 naming the field, and writes nothing', async () => {
 test("another account's code answers 404, exactly like a missing one", async () => {
   const alice = await signUp(t.app);
   const bob = await signUp(t.app);
-  const aliceCode = (await call(alice, 'POST', '/disposition-codes', { code: 'alice_only', label: 'Alice only', category: 'neutral' })).json();
+  const aliceCode = (
+    await call(alice, 'POST', '/disposition-codes', { code: 'alice_only', label: 'Alice only', category: 'neutral' })
+  ).json();
   const aliceSystem = (await codesOf(alice)).find((c) => c.code === 'voicemail')!;
   for (const id of [aliceCode.id, aliceSystem.id]) {
     const patch = await call(bob, 'PATCH', `/disposition-codes/${id}`, { label: 'mine now' });
@@ -203,10 +286,20 @@ test("another account's code answers 404, exactly like a missing one", async () 
 test('members read the codes; admins and owners change them', async () => {
   const owner = await signUp(t.app);
   const member = await signUp(t.app);
-  await t.infra.database.db.insertInto('memberships').values({ account_id: owner.accountId, user_id: member.userId, role: 'member' }).execute();
-  assert.equal((await call({ cookie: member.cookie }, 'POST', '/auth/switch-account', { accountId: owner.accountId })).statusCode, 200);
+  await t.infra.database.db
+    .insertInto('memberships')
+    .values({ account_id: owner.accountId, user_id: member.userId, role: 'member' })
+    .execute();
+  assert.equal(
+    (await call({ cookie: member.cookie }, 'POST', '/auth/switch-account', { accountId: owner.accountId })).statusCode,
+    200,
+  );
   assert.equal((await call({ cookie: member.cookie }, 'GET', '/disposition-codes')).statusCode, 200);
-  const refused = await call({ cookie: member.cookie }, 'POST', '/disposition-codes', { code: 'member_made', label: 'x', category: 'neutral' });
+  const refused = await call({ cookie: member.cookie }, 'POST', '/disposition-codes', {
+    code: 'member_made',
+    label: 'x',
+    category: 'neutral',
+  });
   assert.equal(refused.statusCode, 403);
   assert.match(errorBody(refused).message, /dispositions\.manage/);
 });
@@ -215,7 +308,14 @@ test('the calls module resolves codes, also inside its own transaction', async (
   const user = await signUp(t.app);
   // A fresh account: resolving seeds the defaults first.
   assert.deepEqual(await t.services.dispositions.resolve(user.accountId, 'voicemail'), {
-    id: (await t.infra.database.db.selectFrom('disposition_codes').select('id').where('account_id', '=', user.accountId).where('code', '=', 'voicemail').executeTakeFirstOrThrow()).id,
+    id: (
+      await t.infra.database.db
+        .selectFrom('disposition_codes')
+        .select('id')
+        .where('account_id', '=', user.accountId)
+        .where('code', '=', 'voicemail')
+        .executeTakeFirstOrThrow()
+    ).id,
     code: 'voicemail',
     label: 'Voicemail',
     category: 'neutral',
@@ -224,14 +324,18 @@ test('the calls module resolves codes, also inside its own transaction', async (
   });
   assert.equal(await t.services.dispositions.isValidCode(user.accountId, 'no_such_code'), false);
   const fresh = await signUp(t.app);
-  const valid = await t.infra.database.db.transaction().execute((trx) => t.services.dispositions.isValidCode(fresh.accountId, 'busy', { trx }));
+  const valid = await t.infra.database.db
+    .transaction()
+    .execute((trx) => t.services.dispositions.isValidCode(fresh.accountId, 'busy', { trx }));
   assert.equal(valid, true);
   assert.equal(await rowCount(fresh.accountId), DEFAULT_DISPOSITIONS.length);
 });
 
 test('changes are recorded as domain events for the audit log', async () => {
   const user = await signUp(t.app);
-  const created = (await call(user, 'POST', '/disposition-codes', { code: 'audited', label: 'Audited', category: 'neutral' })).json();
+  const created = (
+    await call(user, 'POST', '/disposition-codes', { code: 'audited', label: 'Audited', category: 'neutral' })
+  ).json();
   await call(user, 'PATCH', `/disposition-codes/${created.id}`, { label: 'Audited twice' });
   await call(user, 'DELETE', `/disposition-codes/${created.id}`);
   const events = await t.infra.database.db
@@ -241,7 +345,10 @@ test('changes are recorded as domain events for the audit log', async () => {
     .where('subject_type', '=', 'disposition_code')
     .orderBy('occurred_at')
     .execute();
-  assert.deepEqual(events.map((e) => e.type), ['disposition_code.created', 'disposition_code.updated', 'disposition_code.deleted']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['disposition_code.created', 'disposition_code.updated', 'disposition_code.deleted'],
+  );
   assert.ok(events.every((e) => e.subject_id === created.id));
   assert.deepEqual(events[1]!.data, { code: 'audited', changed: ['label'] });
 });
@@ -253,8 +360,11 @@ test('concurrent first reads seed the defaults once; concurrent creates of one c
   assert.equal(await rowCount(user.accountId), DEFAULT_DISPOSITIONS.length);
 
   const creates = await Promise.all(
-    Array.from({ length: 4 }, () => call(user, 'POST', '/disposition-codes', { code: 'raced', label: 'Raced', category: 'neutral' })),
+    Array.from({ length: 4 }, () =>
+      call(user, 'POST', '/disposition-codes', { code: 'raced', label: 'Raced', category: 'neutral' }),
+    ),
   );
   assert.deepEqual(creates.map((r) => r.statusCode).sort(), [200, 409, 409, 409]);
-  for (const refused of creates.filter((r) => r.statusCode === 409)) assert.match(errorBody(refused).message, /"raced" already exists/);
+  for (const refused of creates.filter((r) => r.statusCode === 409))
+    assert.match(errorBody(refused).message, /"raced" already exists/);
 });

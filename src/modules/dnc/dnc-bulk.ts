@@ -55,19 +55,27 @@ function* jsonItems(items: Array<string | { phone: string; reason?: string | nul
     row++;
     const reason = typeof item === 'string' ? null : item.reason?.trim() || null;
     if (reason?.includes('\0')) {
-      throw new AppError('validation_failed', `Item ${row}: the reason contains a NUL character (U+0000), which cannot be stored`, {
-        fields: [{ field: `body/${row - 1}/reason`, message: 'contains a NUL character' }],
-      });
+      throw new AppError(
+        'validation_failed',
+        `Item ${row}: the reason contains a NUL character (U+0000), which cannot be stored`,
+        {
+          fields: [{ field: `body/${row - 1}/reason`, message: 'contains a NUL character' }],
+        },
+      );
     }
     yield { row, phone: typeof item === 'string' ? item : item.phone, reason };
   }
 }
 
 function nulInFile(line: number) {
-  return new AppError('invalid_csv', `Line ${line} contains a NUL character (U+0000), which cannot be stored; nothing was added`, {
-    line,
-    reason: 'nul_character',
-  });
+  return new AppError(
+    'invalid_csv',
+    `Line ${line} contains a NUL character (U+0000), which cannot be stored; nothing was added`,
+    {
+      line,
+      reason: 'nul_character',
+    },
+  );
 }
 
 async function* records(upload: CsvUpload, context: BulkContext) {
@@ -106,10 +114,18 @@ async function* csvItems(upload: CsvUpload, context: BulkContext): AsyncGenerato
     const phone = phoneAt.map((index) => cells[index] ?? '').find((value) => value !== '') ?? '';
     yield { row: recordNo, phone, reason: reasonAt >= 0 ? cells[reasonAt] || null : null };
   }
-  if (!phoneAt) throw new AppError('validation_failed', 'The CSV body is empty', { fields: [{ field: 'body', message: 'is empty' }] });
+  if (!phoneAt)
+    throw new AppError('validation_failed', 'The CSV body is empty', {
+      fields: [{ field: 'body', message: 'is empty' }],
+    });
 }
 
-async function stageItems(session: Session, staging: string, items: AsyncIterable<DncItem> | Iterable<DncItem>, context: BulkContext) {
+async function stageItems(
+  session: Session,
+  staging: string,
+  items: AsyncIterable<DncItem> | Iterable<DncItem>,
+  context: BulkContext,
+) {
   const writer = createBatchWriter<{ r: number; p: string; n: string | null }>(BATCH_ROWS, async (rows) => {
     await sql`
       INSERT INTO ${sql.table(staging)} (row_no, phone_e164, reason)
@@ -123,7 +139,8 @@ async function stageItems(session: Session, staging: string, items: AsyncIterabl
     const phone = normalizePhone(item.phone, context.defaultCountry);
     if ('error' in phone) {
       invalid++;
-      if (errors.length < MAX_REPORTED_ERRORS) errors.push({ row: item.row, phone: item.phone.slice(0, 64), reason: phone.error, message: phone.message });
+      if (errors.length < MAX_REPORTED_ERRORS)
+        errors.push({ row: item.row, phone: item.phone.slice(0, 64), reason: phone.error, message: phone.message });
       continue;
     }
     const due = writer.add({ r: item.row, p: phone.e164, n: item.reason?.slice(0, 500) ?? null });
@@ -146,7 +163,9 @@ async function addRange(trx: Session, tables: BulkTables, after: string, context
   const upper = await nextStagedRange(trx, tables.staging, after, MERGE_BATCH_NUMBERS);
   if (upper === null) return null;
   const inRange = (column: string) => sql`${sql.ref(column)} > ${after} AND ${sql.ref(column)} <= ${upper}`;
-  const recordAdded = tables.added ? sql`, recorded AS (INSERT INTO ${sql.table(tables.added)} (phone_e164) SELECT phone_e164 FROM added)` : sql``;
+  const recordAdded = tables.added
+    ? sql`, recorded AS (INSERT INTO ${sql.table(tables.added)} (phone_e164) SELECT phone_e164 FROM added)`
+    : sql``;
   const { rows: added } = await sql<{ n: number }>`
     WITH added AS (
       INSERT INTO dnc_entries (account_id, phone_e164, reason, created_at)
@@ -181,8 +200,11 @@ export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInp
   };
   return withSession(db, kind, async (session) => {
     try {
-      await sql`CREATE TEMP TABLE ${sql.table(tables.staging)} (row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, reason text)`.execute(session);
-      if (tables.added) await sql`CREATE TEMP TABLE ${sql.table(tables.added)} (phone_e164 text COLLATE "C" NOT NULL)`.execute(session);
+      await sql`CREATE TEMP TABLE ${sql.table(tables.staging)} (row_no integer NOT NULL, phone_e164 text COLLATE "C" NOT NULL, reason text)`.execute(
+        session,
+      );
+      if (tables.added)
+        await sql`CREATE TEMP TABLE ${sql.table(tables.added)} (phone_e164 text COLLATE "C" NOT NULL)`.execute(session);
       if (tables.flagged) await sql`CREATE TEMP TABLE ${sql.table(tables.flagged)} (id uuid NOT NULL)`.execute(session);
       const items = 'upload' in input ? csvItems(input.upload, context) : jsonItems(input.items);
       const staged = await stageItems(session, tables.staging, items, context).catch(csvReadError);
@@ -216,7 +238,10 @@ export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInp
         errors: staged.errors,
       };
     } finally {
-      await dropTempTables(session, [tables.staging, tables.added, tables.flagged].filter((t): t is string => t !== null));
+      await dropTempTables(
+        session,
+        [tables.staging, tables.added, tables.flagged].filter((t): t is string => t !== null),
+      );
     }
   });
 }

@@ -6,7 +6,16 @@ import { responses } from '../../http/schemas.js';
 import { closeIfBodyUnread, CSV_MEDIA_TYPES, csvUpload, hasCsvBody } from '../../http/csv-body.js';
 import type { DncBulkInput } from './dnc-bulk.js';
 import type { DncService } from './dnc.service.js';
-import { AddDncBody, BulkDncBody, BulkDncResult, DeletedDncBody, DncEntry, DncPage, DncPhoneParams, DncQuery } from './dnc.schemas.js';
+import {
+  AddDncBody,
+  BulkDncBody,
+  BulkDncResult,
+  DeletedDncBody,
+  DncEntry,
+  DncPage,
+  DncPhoneParams,
+  DncQuery,
+} from './dnc.schemas.js';
 
 const read = allow.account('account.read');
 const write = allow.account('dnc.write');
@@ -24,7 +33,8 @@ function bulkInput(req: FastifyRequest): DncBulkInput {
 export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
   app.post(
     '/dnc',
-    { config: { access: write },
+    {
+      config: { access: write },
       schema: {
         tags,
         summary: 'Put a number on the do-not-call list (idempotent); its contacts are flagged',
@@ -36,7 +46,15 @@ export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
   );
   app.get(
     '/dnc',
-    { config: { access: read }, schema: { tags, summary: 'List do-not-call entries, newest first', querystring: DncQuery, response: responses(DncPage) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'List do-not-call entries, newest first',
+        querystring: DncQuery,
+        response: responses(DncPage),
+      },
+    },
     async (req) => dnc.list(req.auth, req.query),
   );
   app.post(
@@ -50,12 +68,12 @@ export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
         response: responses(BulkDncResult),
       },
     },
-    async (req, reply) =>
-      dnc.addBulk(req.auth, bulkInput(req)).catch(closeIfBodyUnread(req, reply)),
+    async (req, reply) => dnc.addBulk(req.auth, bulkInput(req)).catch(closeIfBodyUnread(req, reply)),
   );
   app.delete(
     '/dnc/:phone',
-    { config: { access: write },
+    {
+      config: { access: write },
       schema: {
         tags,
         summary: 'Take a number off the do-not-call list; its contacts are unflagged',

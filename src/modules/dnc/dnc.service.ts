@@ -74,7 +74,12 @@ export function createDncService(deps: DncDeps) {
       return repo.transaction(async (tx) => {
         if (!(await tx.remove(auth.accountId, phone))) throw notFound('Do-not-call entry');
         await contacts.flagDnc(tx, auth.accountId, [phone], false, now);
-        await tx.emit({ type: 'dnc.removed', accountId: auth.accountId, subject: { type: 'phone_number', id: phone }, actor: actorOf(auth) });
+        await tx.emit({
+          type: 'dnc.removed',
+          accountId: auth.accountId,
+          subject: { type: 'phone_number', id: phone },
+          actor: actorOf(auth),
+        });
         return { phone, deleted: true as const };
       });
     },

@@ -72,10 +72,19 @@ test('the list is paginated, newest first, and searchable by digits or reason', 
   await add(user, { phone: '+442079460958', reason: 'asked to stop' });
   const page = await list(user, '?limit=2');
   assert.equal(page.json().total, 3);
-  assert.deepEqual(page.json().dncEntries.map((e: { phone: string }) => e.phone), ['+442079460958', '+12125550123']);
+  assert.deepEqual(
+    page.json().dncEntries.map((e: { phone: string }) => e.phone),
+    ['+442079460958', '+12125550123'],
+  );
   assert.equal((await list(user, '?limit=2&offset=2')).json().dncEntries[0].phone, '+14155552671');
-  assert.deepEqual((await list(user, '?q=litig')).json().dncEntries.map((e: { phone: string }) => e.phone), ['+14155552671']);
-  assert.deepEqual((await list(user, '?q=(212)%20555')).json().dncEntries.map((e: { phone: string }) => e.phone), ['+12125550123']);
+  assert.deepEqual(
+    (await list(user, '?q=litig')).json().dncEntries.map((e: { phone: string }) => e.phone),
+    ['+14155552671'],
+  );
+  assert.deepEqual(
+    (await list(user, '?q=(212)%20555')).json().dncEntries.map((e: { phone: string }) => e.phone),
+    ['+12125550123'],
+  );
   assert.equal((await list(user, '?limit=501')).statusCode, 400);
 });
 
@@ -83,10 +92,19 @@ test('bulk from a JSON array: strings or objects, invalid ones reported, contact
   const user = await signUp(t.app);
   await importContacts(user, 'phone\n+14155552671\n+16465553890\n');
   await add(user, { phone: '+16465553890' });
-  const response = await bulkJson(user, ['(415) 555-2671', { phone: '+1 212 555 0123', reason: 'complaint' }, 'garbage', '+16465553890', '415.555.2671']);
+  const response = await bulkJson(user, [
+    '(415) 555-2671',
+    { phone: '+1 212 555 0123', reason: 'complaint' },
+    'garbage',
+    '+16465553890',
+    '415.555.2671',
+  ]);
   assert.equal(response.statusCode, 200, response.body);
   const body = response.json();
-  assert.deepEqual({ ...body, errors: undefined }, { rows: 5, added: 2, duplicates: 2, invalid: 1, contactsFlagged: 1, errors: undefined });
+  assert.deepEqual(
+    { ...body, errors: undefined },
+    { rows: 5, added: 2, duplicates: 2, invalid: 1, contactsFlagged: 1, errors: undefined },
+  );
   assert.deepEqual(body.errors, [{ row: 3, phone: 'garbage', reason: 'not_a_number', message: 'Not a phone number' }]);
   assert.deepEqual(await dncFlags(user), { '+14155552671': true, '+16465553890': true });
   const entries = (await list(user, '?q=complaint')).json().dncEntries;
@@ -97,13 +115,19 @@ test('bulk from CSV: with a header, or one number per line', async () => {
   const user = await signUp(t.app);
   const withHeader = await bulkCsv(user, fixture('dnc-list.csv'));
   assert.equal(withHeader.statusCode, 200, withHeader.body);
-  assert.deepEqual({ ...(withHeader.json() as object), errors: undefined }, { rows: 4, added: 2, duplicates: 1, invalid: 1, contactsFlagged: 0, errors: undefined });
+  assert.deepEqual(
+    { ...(withHeader.json() as object), errors: undefined },
+    { rows: 4, added: 2, duplicates: 1, invalid: 1, contactsFlagged: 0, errors: undefined },
+  );
   assert.equal(withHeader.json().errors[0].row, 4);
   assert.equal((await list(user, '?q=asked')).json().dncEntries[0].phone, '+14155552671');
 
   const plain = await bulkCsv(user, fixture('dnc-numbers-only.csv'));
   assert.equal(plain.statusCode, 200, plain.body);
-  assert.deepEqual({ ...(plain.json() as object), errors: undefined }, { rows: 3, added: 1, duplicates: 2, invalid: 0, contactsFlagged: 0, errors: undefined });
+  assert.deepEqual(
+    { ...(plain.json() as object), errors: undefined },
+    { rows: 3, added: 1, duplicates: 2, invalid: 0, contactsFlagged: 0, errors: undefined },
+  );
   assert.equal((await list(user)).json().total, 3);
 });
 
@@ -124,7 +148,12 @@ test('bad bulk bodies are refused and add nothing', async () => {
   assert.equal(tooBig.statusCode, 413);
   const empty = await bulkCsv(user, '');
   assert.equal(empty.statusCode, 400);
-  const text = await t.app.inject({ method: 'POST', url: '/api/v1/dnc/bulk', headers: { ...user.headers, 'content-type': 'text/plain' }, payload: '+14155552671' });
+  const text = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/dnc/bulk',
+    headers: { ...user.headers, 'content-type': 'text/plain' },
+    payload: '+14155552671',
+  });
   assert.equal(text.statusCode, 415);
   assert.equal(errorBody(text).error, 'unsupported_media_type');
   assert.equal((await list(user)).json().total, 0);
@@ -151,7 +180,9 @@ test('a NUL character or a lone surrogate refuses a bulk request, naming the lin
   const json = await bulkJson(user, ['+14155552671', { phone: '+12125550123', reason: 'bad\u0000reason' }]);
   assert.equal(json.statusCode, 400);
   assert.equal(errorBody(json).error, 'validation_failed');
-  assert.deepEqual(errorBody(json).details.fields, [{ field: 'body/1/reason', message: 'must not contain NUL characters' }]);
+  assert.deepEqual(errorBody(json).details.fields, [
+    { field: 'body/1/reason', message: 'must not contain NUL characters' },
+  ]);
   assert.equal((await list(user)).json().total, 0, 'all or nothing');
 
   // JSON may carry a lone surrogate (\ud800), which is not text: refused like a NUL.
@@ -166,7 +197,7 @@ test('a NUL character or a lone surrogate refuses a bulk request, naming the lin
   assert.equal((await list(user)).json().total, 0);
 });
 
-test("DNC entries never cross accounts", async () => {
+test('DNC entries never cross accounts', async () => {
   const alice = await signUp(t.app);
   const bob = await signUp(t.app);
   await importContacts(bob, 'phone\n+14155552671\n');

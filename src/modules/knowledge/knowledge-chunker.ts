@@ -98,7 +98,10 @@ function tail(text: string, chars: number): string {
   return (space < 0 ? text.slice(start) : text.slice(space)).trim();
 }
 
-export function chunkKnowledge(text: string, options: { chunkTokens?: number; overlapTokens?: number } = {}): KnowledgeChunk[] {
+export function chunkKnowledge(
+  text: string,
+  options: { chunkTokens?: number; overlapTokens?: number } = {},
+): KnowledgeChunk[] {
   const maxChars = (options.chunkTokens ?? CHUNK_TOKENS) * CHARS_PER_TOKEN;
   const overlapChars = (options.overlapTokens ?? OVERLAP_TOKENS) * CHARS_PER_TOKEN;
   const chunks: KnowledgeChunk[] = [];
@@ -108,7 +111,12 @@ export function chunkKnowledge(text: string, options: { chunkTokens?: number; ov
     let fresh = false;
     const flush = () => {
       if (!fresh) return;
-      chunks.push({ seq: chunks.length, heading: section.heading, content: body, tokens: estimateTokens(section.heading) + estimateTokens(body) });
+      chunks.push({
+        seq: chunks.length,
+        heading: section.heading,
+        content: body,
+        tokens: estimateTokens(section.heading) + estimateTokens(body),
+      });
       body = tail(body, overlapChars);
       fresh = false;
     };

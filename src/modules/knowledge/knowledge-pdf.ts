@@ -18,21 +18,40 @@ export async function pdfText(bytes: Buffer, limits: { maxPages: number }): Prom
   if (!bytes.subarray(0, 1024).includes('%PDF-')) throw refuse('The file is not a PDF', 'not_pdf');
   let pdf;
   try {
-    pdf = await getDocumentProxy(new Uint8Array(bytes), { isEvalSupported: false, stopAtErrors: false, verbosity: 0 } as never);
+    pdf = await getDocumentProxy(new Uint8Array(bytes), {
+      isEvalSupported: false,
+      stopAtErrors: false,
+      verbosity: 0,
+    } as never);
   } catch (error) {
     const name = (error as { name?: string } | null)?.name;
-    if (name === 'PasswordException') throw refuse('The PDF is encrypted: remove its password and import it again', 'encrypted');
+    if (name === 'PasswordException')
+      throw refuse('The PDF is encrypted: remove its password and import it again', 'encrypted');
     throw refuse('The file could not be read as a PDF', 'unreadable_pdf');
   }
   try {
     if (pdf.numPages > limits.maxPages) {
-      throw refuse(`The PDF has ${pdf.numPages} pages; at most ${limits.maxPages} are imported`, 'too_many_pages', { pages: pdf.numPages, maxPages: limits.maxPages });
+      throw refuse(`The PDF has ${pdf.numPages} pages; at most ${limits.maxPages} are imported`, 'too_many_pages', {
+        pages: pdf.numPages,
+        maxPages: limits.maxPages,
+      });
     }
     const { text } = await extractText(pdf, { mergePages: false });
-    const pages = (text as string[]).map((page) => page.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim());
-    const joined = pages.filter(Boolean).join('\n\n').replace(/\u0000/g, '');
+    const pages = (text as string[]).map((page) =>
+      page
+        .replace(/[ \t]+\n/g, '\n')
+        .replace(/\n{3,}/g, '\n\n')
+        .trim(),
+    );
+    const joined = pages
+      .filter(Boolean)
+      .join('\n\n')
+      .replace(/\u0000/g, '');
     if (!joined.trim()) {
-      throw refuse('The PDF has no text layer (a scanned document?): run it through OCR first, then import it', 'no_text');
+      throw refuse(
+        'The PDF has no text layer (a scanned document?): run it through OCR first, then import it',
+        'no_text',
+      );
     }
     return { pages: pdf.numPages, text: joined };
   } catch (error) {

@@ -29,7 +29,12 @@ const INSERT_BATCH = 500;
 export function knowledgeQueries(db: Executor) {
   return {
     findIndex(accountId: string, agentId: string) {
-      return db.selectFrom('knowledge_indexes').selectAll().where('account_id', '=', accountId).where('agent_id', '=', agentId).executeTakeFirst();
+      return db
+        .selectFrom('knowledge_indexes')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId)
+        .executeTakeFirst();
     },
 
     /** Serializes re-indexing of one agent: two jobs for it run one after the other. */
@@ -41,9 +46,19 @@ export function knowledgeQueries(db: Executor) {
     async replace(
       accountId: string,
       agentId: string,
-      input: { chunks: Array<KnowledgeChunk & { embedding?: number[] | null }>; language: string; sourceHash: string; characters: number; at: Date },
+      input: {
+        chunks: Array<KnowledgeChunk & { embedding?: number[] | null }>;
+        language: string;
+        sourceHash: string;
+        characters: number;
+        at: Date;
+      },
     ) {
-      await db.deleteFrom('knowledge_chunks').where('account_id', '=', accountId).where('agent_id', '=', agentId).execute();
+      await db
+        .deleteFrom('knowledge_chunks')
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId)
+        .execute();
       for (let start = 0; start < input.chunks.length; start += INSERT_BATCH) {
         const batch = input.chunks.slice(start, start + INSERT_BATCH);
         await db
@@ -82,8 +97,16 @@ export function knowledgeQueries(db: Executor) {
     },
 
     async remove(accountId: string, agentId: string) {
-      await db.deleteFrom('knowledge_chunks').where('account_id', '=', accountId).where('agent_id', '=', agentId).execute();
-      await db.deleteFrom('knowledge_indexes').where('account_id', '=', accountId).where('agent_id', '=', agentId).execute();
+      await db
+        .deleteFrom('knowledge_chunks')
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId)
+        .execute();
+      await db
+        .deleteFrom('knowledge_indexes')
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId)
+        .execute();
     },
 
     /**
@@ -93,7 +116,14 @@ export function knowledgeQueries(db: Executor) {
      * every chunk that holds one costs a large knowledge base dearly. When every word is that common, the rarest
      * few are kept. Words are looked up through the agent-scoped GIN index (see the migration).
      */
-    search(accountId: string, agentId: string, language: string, text: string, limit: number, agentChunks = Number.MAX_SAFE_INTEGER) {
+    search(
+      accountId: string,
+      agentId: string,
+      language: string,
+      text: string,
+      limit: number,
+      agentChunks = Number.MAX_SAFE_INTEGER,
+    ) {
       const prefix = scopePrefix(agentId);
       // No word can be in more chunks than the agent has: below the threshold, every word is kept without counting.
       const chosen =
@@ -127,7 +157,9 @@ export function knowledgeQueries(db: Executor) {
         FROM hits JOIN knowledge_chunks c ON c.id = hits.id, words
         WHERE c.account_id = ${accountId} AND c.agent_id = ${agentId}
         ORDER BY rank DESC, c.seq
-        LIMIT ${limit}`.execute(db).then((result) => result.rows);
+        LIMIT ${limit}`
+        .execute(db)
+        .then((result) => result.rows);
     },
 
     /** Every chunk of the agent with an embedding (the vector half of hybrid ranking). */

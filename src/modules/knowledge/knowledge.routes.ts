@@ -13,16 +13,25 @@ const tags = ['agents'];
 const FIELD_NAMES = new Set(['agentId', 'mode']);
 
 /** Reads the multipart body: one file part named `file`, and the text fields, in any order. */
-async function readImportForm(req: FastifyRequest, maxBytes: number): Promise<{ fields: ImportPdfFields; file: Buffer }> {
+async function readImportForm(
+  req: FastifyRequest,
+  maxBytes: number,
+): Promise<{ fields: ImportPdfFields; file: Buffer }> {
   if (!req.isMultipart()) {
-    throw new AppError('unsupported_media_type', 'Send the PDF as multipart/form-data with the fields file, agentId and mode');
+    throw new AppError(
+      'unsupported_media_type',
+      'Send the PDF as multipart/form-data with the fields file, agentId and mode',
+    );
   }
   const raw: Record<string, string> = {};
   let file: Buffer | null = null;
   try {
-    for await (const part of req.parts({ limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 1000, parts: 12 } })) {
+    for await (const part of req.parts({
+      limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 1000, parts: 12 },
+    })) {
       if (part.type === 'file') {
-        if (part.fieldname !== 'file') throw invalidField(`body/${part.fieldname}`, 'is not a known field: send the PDF as file');
+        if (part.fieldname !== 'file')
+          throw invalidField(`body/${part.fieldname}`, 'is not a known field: send the PDF as file');
         file = await part.toBuffer();
       } else {
         if (!FIELD_NAMES.has(part.fieldname)) throw invalidField(`body/${part.fieldname}`, 'is not a known field');
@@ -32,7 +41,8 @@ async function readImportForm(req: FastifyRequest, maxBytes: number): Promise<{ 
   } catch (error) {
     if (error instanceof AppError) throw error;
     const code = (error as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('payload_too_large', `The PDF is larger than ${maxBytes} bytes`, { limitBytes: maxBytes });
+    if (code === 'FST_REQ_FILE_TOO_LARGE')
+      throw new AppError('payload_too_large', `The PDF is larger than ${maxBytes} bytes`, { limitBytes: maxBytes });
     if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
       throw new AppError('validation_failed', 'Send one file and the fields agentId and mode, nothing more');
     }
@@ -43,7 +53,10 @@ async function readImportForm(req: FastifyRequest, maxBytes: number): Promise<{ 
   if (!Value.Check(ImportPdfFields, fields)) {
     const [first] = [...Value.Errors(ImportPdfFields, fields)];
     const path = first?.instancePath ? `body${first.instancePath}` : 'body/agentId';
-    throw invalidField(path, first?.keyword === 'required' ? 'is required' : 'is invalid: agentId is a UUID, mode is append or replace');
+    throw invalidField(
+      path,
+      first?.keyword === 'required' ? 'is required' : 'is invalid: agentId is a UUID, mode is append or replace',
+    );
   }
   return { fields: fields as ImportPdfFields, file };
 }

@@ -23,10 +23,36 @@ export type AgentsForKnowledge = Pick<AgentsService, 'forCall' | 'get' | 'update
 
 /** The text-search configuration of a language (the first part of a BCP 47 tag or voice id: "en-us" -> english). */
 const LANGUAGE_CONFIGS: Record<string, string> = {
-  ar: 'arabic', ca: 'catalan', da: 'danish', de: 'german', el: 'greek', en: 'english', es: 'spanish', eu: 'basque',
-  fi: 'finnish', fr: 'french', ga: 'irish', hi: 'hindi', hu: 'hungarian', hy: 'armenian', id: 'indonesian',
-  it: 'italian', lt: 'lithuanian', nb: 'norwegian', ne: 'nepali', nl: 'dutch', nn: 'norwegian', no: 'norwegian',
-  pt: 'portuguese', ro: 'romanian', ru: 'russian', sr: 'serbian', sv: 'swedish', ta: 'tamil', tr: 'turkish', yi: 'yiddish',
+  ar: 'arabic',
+  ca: 'catalan',
+  da: 'danish',
+  de: 'german',
+  el: 'greek',
+  en: 'english',
+  es: 'spanish',
+  eu: 'basque',
+  fi: 'finnish',
+  fr: 'french',
+  ga: 'irish',
+  hi: 'hindi',
+  hu: 'hungarian',
+  hy: 'armenian',
+  id: 'indonesian',
+  it: 'italian',
+  lt: 'lithuanian',
+  nb: 'norwegian',
+  ne: 'nepali',
+  nl: 'dutch',
+  nn: 'norwegian',
+  no: 'norwegian',
+  pt: 'portuguese',
+  ro: 'romanian',
+  ru: 'russian',
+  sr: 'serbian',
+  sv: 'swedish',
+  ta: 'tamil',
+  tr: 'turkish',
+  yi: 'yiddish',
 };
 
 /** An agent's language, from its voice ("en-us", "de+f3"); 'simple' (no stemming, no stop words) when unknown. */
@@ -63,8 +89,14 @@ export interface KnowledgeDeps {
 
 export function createKnowledgeService(deps: KnowledgeDeps) {
   const { repo, clock, config, agents, log } = deps;
-  const embeddings = deps.embeddings !== undefined ? deps.embeddings : config.embeddings ? createEmbeddingsClient(config.embeddings) : null;
-  const sourceHash = (language: string, knowledge: string) => sha256Hex(`${language}\n${embeddings?.model ?? ''}\n${knowledge}`);
+  const embeddings =
+    deps.embeddings !== undefined
+      ? deps.embeddings
+      : config.embeddings
+        ? createEmbeddingsClient(config.embeddings)
+        : null;
+  const sourceHash = (language: string, knowledge: string) =>
+    sha256Hex(`${language}\n${embeddings?.model ?? ''}\n${knowledge}`);
 
   /** Builds the agent's chunks from `knowledge` unless they already are; answers the chunk count. */
   async function index(accountId: string, agentId: string, knowledge: string, voiceId: string | null) {
@@ -76,7 +108,9 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
     let vectors: number[][] | null = null;
     if (embeddings && chunks.length > 0) {
       try {
-        vectors = await embeddings.embed(chunks.map((chunk) => (chunk.heading ? `${chunk.heading}\n${chunk.content}` : chunk.content)));
+        vectors = await embeddings.embed(
+          chunks.map((chunk) => (chunk.heading ? `${chunk.heading}\n${chunk.content}` : chunk.content)),
+        );
       } catch (error) {
         // Full-text search still works; the next change of the knowledge tries the vectors again.
         log.warn({ err: error, agentId }, 'knowledge embeddings failed; indexed for full-text search only');
@@ -106,7 +140,12 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
   }
 
   /** Hybrid ranking: full-text rank and cosine similarity, each scaled to 0..1, half and half. */
-  async function hybrid(accountId: string, agentId: string, text: string, ranked: RankedChunk[]): Promise<RankedChunk[]> {
+  async function hybrid(
+    accountId: string,
+    agentId: string,
+    text: string,
+    ranked: RankedChunk[],
+  ): Promise<RankedChunk[]> {
     if (!embeddings) return ranked;
     const stored = await repo.embedded(accountId, agentId);
     if (stored.length === 0) return ranked;
@@ -120,7 +159,10 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
     const best = Math.max(...ranked.map((chunk) => chunk.rank), 1e-9);
     const textRank = new Map(ranked.map((chunk) => [chunk.id, chunk.rank / best]));
     return stored
-      .map((chunk) => ({ ...chunk, rank: 0.5 * (textRank.get(chunk.id) ?? 0) + 0.5 * Math.max(0, cosineSimilarity(query, chunk.embedding!)) }))
+      .map((chunk) => ({
+        ...chunk,
+        rank: 0.5 * (textRank.get(chunk.id) ?? 0) + 0.5 * Math.max(0, cosineSimilarity(query, chunk.embedding!)),
+      }))
       .sort((a, b) => b.rank - a.rank || a.seq - b.seq)
       .slice(0, CANDIDATES);
   }
@@ -131,7 +173,11 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
     /** For the agent subscription: re-index when the knowledge or the language (the voice) may have changed. */
     async onAgentEvent(event: DomainEvent) {
       const changed = (event.data as { changed?: unknown }).changed;
-      if (event.type === 'agent.updated' && Array.isArray(changed) && !changed.some((name) => name === 'knowledgeBase' || name === 'voice')) {
+      if (
+        event.type === 'agent.updated' &&
+        Array.isArray(changed) &&
+        !changed.some((name) => name === 'knowledgeBase' || name === 'voice')
+      ) {
         return { skipped: 'knowledge unchanged' };
       }
       return reindex(event.accountId, event.subject.id);
@@ -140,7 +186,9 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
     /** What GET /v1/agents/{id} shows: the chunks indexed, when, and whether a change is still waiting to be indexed. */
     async indexState(accountId: string, agentId: string, knowledge: string, voiceId: string | null) {
       const row = await repo.findIndex(accountId, agentId);
-      const pending = row ? row.source_hash !== sourceHash(searchConfigOf(voiceId), knowledge) : knowledge.trim() !== '';
+      const pending = row
+        ? row.source_hash !== sourceHash(searchConfigOf(voiceId), knowledge)
+        : knowledge.trim() !== '';
       return { chunks: row?.chunks ?? 0, indexedAt: row?.indexed_at.toISOString() ?? null, pending };
     },
 
@@ -148,19 +196,36 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
      * The agent's best chunks for `text` (the caller's last words), best first, within `budgetTokens` tokens. Answers
      * nothing for blank text or an agent without indexed knowledge.
      */
-    async retrieve(accountId: string, agentId: string, text: string, budgetTokens = config.budgetTokens): Promise<RetrievedChunk[]> {
+    async retrieve(
+      accountId: string,
+      agentId: string,
+      text: string,
+      budgetTokens = config.budgetTokens,
+    ): Promise<RetrievedChunk[]> {
       const question = text.slice(-MAX_QUERY_CHARS).replace(/\u0000/g, '');
       if (!question.trim()) return [];
       const row = await repo.findIndex(accountId, agentId);
       if (!row || row.chunks === 0) return [];
-      const ranked = await hybrid(accountId, agentId, question, await repo.search(accountId, agentId, row.language, question, CANDIDATES, row.chunks));
+      const ranked = await hybrid(
+        accountId,
+        agentId,
+        question,
+        await repo.search(accountId, agentId, row.language, question, CANDIDATES, row.chunks),
+      );
       const chosen: RetrievedChunk[] = [];
       let used = 0;
       for (const chunk of ranked) {
         if (chosen.length >= MAX_CHUNKS) break;
         if (used + chunk.tokens > budgetTokens) continue;
         used += chunk.tokens;
-        chosen.push({ id: chunk.id, seq: chunk.seq, heading: chunk.heading, content: chunk.content, tokens: chunk.tokens, score: chunk.rank });
+        chosen.push({
+          id: chunk.id,
+          seq: chunk.seq,
+          heading: chunk.heading,
+          content: chunk.content,
+          tokens: chunk.tokens,
+          score: chunk.rank,
+        });
       }
       return chosen;
     },
@@ -172,10 +237,15 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
     async importPdf(auth: Auth, fields: ImportPdfFields, file: Buffer) {
       const agent = await agents.get(auth, fields.agentId);
       if (file.length > config.pdfMaxBytes) {
-        throw new AppError('payload_too_large', `The PDF is larger than ${config.pdfMaxBytes} bytes`, { limitBytes: config.pdfMaxBytes });
+        throw new AppError('payload_too_large', `The PDF is larger than ${config.pdfMaxBytes} bytes`, {
+          limitBytes: config.pdfMaxBytes,
+        });
       }
       const pdf = await pdfText(file, { maxPages: config.pdfMaxPages });
-      const knowledge = fields.mode === 'replace' || !agent.knowledgeBase.trim() ? pdf.text : `${agent.knowledgeBase.trimEnd()}\n\n${pdf.text}`;
+      const knowledge =
+        fields.mode === 'replace' || !agent.knowledgeBase.trim()
+          ? pdf.text
+          : `${agent.knowledgeBase.trimEnd()}\n\n${pdf.text}`;
       if (knowledge.length > PROMPT_LIMITS.knowledgeBase) {
         throw invalidField(
           'body/file',
@@ -184,7 +254,14 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
       }
       const updated = await agents.update(auth, agent.id, { knowledgeBase: knowledge });
       const indexed = await index(auth.accountId, agent.id, knowledge, updated.voiceId);
-      return { agentId: agent.id, version: updated.version, mode: fields.mode, pages: pdf.pages, characters: pdf.text.length, chunks: indexed.chunks };
+      return {
+        agentId: agent.id,
+        version: updated.version,
+        mode: fields.mode,
+        pages: pdf.pages,
+        characters: pdf.text.length,
+        chunks: indexed.chunks,
+      };
     },
   };
 }

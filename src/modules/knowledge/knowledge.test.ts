@@ -22,7 +22,12 @@ let owner: SignedUp;
 
 before(async () => {
   t = await buildTestApp({ env: { PDF_MAX_BYTES: '4096', PDF_MAX_PAGES: '5', RATE_LIMIT_PER_MINUTE: '100000' } });
-  workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  workers = await startJobWorkers({
+    db: t.infra.database.db,
+    services: t.services,
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
   owner = await signUp(t.app);
 });
 after(async () => {
@@ -40,33 +45,54 @@ async function indexed(user: SignedUp, id: string) {
 }
 
 test('chunks: on headings, about 500 tokens each, overlapping within a section', () => {
-  const section = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} talks about topic ${i % 7} in some detail here.`).join(' ');
+  const section = Array.from(
+    { length: 60 },
+    (_, i) => `Sentence number ${i} talks about topic ${i % 7} in some detail here.`,
+  ).join(' ');
   const chunks = chunkKnowledge(`# Intro\nShort intro.\n\n# Big\n## Part\n${section}\n\n${section}\n\n# End\nBye.`);
   assert.deepEqual([...new Set(chunks.map((c) => c.heading))], ['Intro', 'Big > Part', 'End']);
   const big = chunks.filter((c) => c.heading === 'Big > Part');
   assert.ok(big.length >= 2);
   for (const chunk of big) assert.ok(chunk.tokens <= 520, `${chunk.tokens} tokens`);
   const tailOfFirst = big[0]!.content.slice(-80);
-  assert.ok(big[1]!.content.includes(tailOfFirst.slice(tailOfFirst.indexOf(' ') + 1)), 'the next chunk repeats the end of the previous one');
-  assert.deepEqual(chunks.map((c) => c.seq), chunks.map((_, i) => i));
+  assert.ok(
+    big[1]!.content.includes(tailOfFirst.slice(tailOfFirst.indexOf(' ') + 1)),
+    'the next chunk repeats the end of the previous one',
+  );
+  assert.deepEqual(
+    chunks.map((c) => c.seq),
+    chunks.map((_, i) => i),
+  );
 });
 
 test('the agent shows its index: pending after a change, then the chunks and when', async () => {
-  const agent = (await call(asKey(owner), 'POST', '/agents', { name: 'Sol', voice: 'en-us', knowledgeBase: HANDBOOK })).json();
+  const agent = (
+    await call(asKey(owner), 'POST', '/agents', { name: 'Sol', voice: 'en-us', knowledgeBase: HANDBOOK })
+  ).json();
   const ready = await indexed(owner, agent.id);
   assert.ok(ready.knowledgeIndex.chunks >= 14, JSON.stringify(ready.knowledgeIndex));
   assert.ok(Date.parse(ready.knowledgeIndex.indexedAt) > 0);
 
-  const patched = await call(asKey(owner), 'PATCH', `/agents/${agent.id}`, { knowledgeBase: '# Only\nOne short fact.' });
+  const patched = await call(asKey(owner), 'PATCH', `/agents/${agent.id}`, {
+    knowledgeBase: '# Only\nOne short fact.',
+  });
   assert.equal(patched.statusCode, 200);
   const after = await indexed(owner, agent.id);
   assert.equal(after.knowledgeIndex.chunks, 1);
-  const rows = await t.infra.database.db.selectFrom('knowledge_chunks').select(['heading', 'language']).where('agent_id', '=', agent.id).execute();
+  const rows = await t.infra.database.db
+    .selectFrom('knowledge_chunks')
+    .select(['heading', 'language'])
+    .where('agent_id', '=', agent.id)
+    .execute();
   assert.deepEqual(rows, [{ heading: 'Only', language: 'english' }]);
 
   await call(asKey(owner), 'DELETE', `/agents/${agent.id}`);
   for (let i = 0; i < 100; i++) {
-    const left = await t.infra.database.db.selectFrom('knowledge_chunks').select('id').where('agent_id', '=', agent.id).execute();
+    const left = await t.infra.database.db
+      .selectFrom('knowledge_chunks')
+      .select('id')
+      .where('agent_id', '=', agent.id)
+      .execute();
     if (left.length === 0) return;
     await sleep(50);
   }
@@ -74,7 +100,9 @@ test('the agent shows its index: pending after a change, then the chunks and whe
 });
 
 test('retrieval quality: for each question, the section that answers it ranks in the top 3', async () => {
-  const agent = (await call(asKey(owner), 'POST', '/agents', { name: 'Sol', voice: 'en-us', knowledgeBase: HANDBOOK })).json();
+  const agent = (
+    await call(asKey(owner), 'POST', '/agents', { name: 'Sol', voice: 'en-us', knowledgeBase: HANDBOOK })
+  ).json();
   await indexed(owner, agent.id);
   const cases: Array<[string, string]> = [
     ['How much does a system with ten panels cost?', 'Pricing and financing'],
@@ -97,10 +125,17 @@ test('retrieval quality: for each question, the section that answers it ranks in
     const chunks = await t.services.knowledge.retrieve(owner.accountId, agent.id, question);
     const top = chunks.slice(0, 3).map((chunk) => chunk.heading);
     if (!top.some((h) => h.endsWith(heading))) misses.push(`${question} -> ${top.join(' | ')}`);
-    assert.ok(chunks.reduce((sum, chunk) => sum + chunk.tokens, 0) <= t.config.knowledge.budgetTokens, 'within the budget');
+    assert.ok(
+      chunks.reduce((sum, chunk) => sum + chunk.tokens, 0) <= t.config.knowledge.budgetTokens,
+      'within the budget',
+    );
   }
   assert.deepEqual(misses, []);
-  assert.deepEqual(await t.services.knowledge.retrieve(owner.accountId, agent.id, 'the and of'), [], 'stop words alone match nothing');
+  assert.deepEqual(
+    await t.services.knowledge.retrieve(owner.accountId, agent.id, 'the and of'),
+    [],
+    'stop words alone match nothing',
+  );
 });
 
 function form(parts: Array<{ name: string; value: string | Buffer; filename?: string }>) {
@@ -109,7 +144,11 @@ function form(parts: Array<{ name: string; value: string | Buffer; filename?: st
   for (const part of parts) {
     const disposition = `form-data; name="${part.name}"${part.filename ? `; filename="${part.filename}"` : ''}`;
     const type = part.filename ? '\r\nContent-Type: application/pdf' : '';
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`), Buffer.from(part.value), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`),
+      Buffer.from(part.value),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
@@ -117,11 +156,18 @@ function form(parts: Array<{ name: string; value: string | Buffer; filename?: st
 
 const importPdf = (user: SignedUp, parts: Parameters<typeof form>[0]) => {
   const { payload, headers } = form(parts);
-  return t.app.inject({ method: 'POST', url: '/api/v1/kb/import-pdf', headers: { ...user.headers, ...headers }, payload });
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/v1/kb/import-pdf',
+    headers: { ...user.headers, ...headers },
+    payload,
+  });
 };
 
 test('PDF import: appended or replacing, as a new version, indexed at once; bad files change nothing', async () => {
-  const agent = (await call(asKey(owner), 'POST', '/agents', { name: 'Pia', voice: 'en-us', knowledgeBase: '# Hours\nOpen daily.' })).json();
+  const agent = (
+    await call(asKey(owner), 'POST', '/agents', { name: 'Pia', voice: 'en-us', knowledgeBase: '# Hours\nOpen daily.' })
+  ).json();
   const pdf = writePdf([['Price list', 'The basic plan costs 10 euros.'], ['Delivery takes three days.']]);
   const appended = await importPdf(owner, [
     { name: 'agentId', value: agent.id },
@@ -129,10 +175,16 @@ test('PDF import: appended or replacing, as a new version, indexed at once; bad 
   ]);
   assert.equal(appended.statusCode, 200, appended.body);
   const result = appended.json();
-  assert.deepEqual({ ...result, characters: undefined }, { agentId: agent.id, version: 2, mode: 'append', pages: 2, characters: undefined, chunks: 1 });
+  assert.deepEqual(
+    { ...result, characters: undefined },
+    { agentId: agent.id, version: 2, mode: 'append', pages: 2, characters: undefined, chunks: 1 },
+  );
   assert.ok(result.characters > 40);
   let read = (await call(asKey(owner), 'GET', `/agents/${agent.id}`)).json();
-  assert.match(read.knowledgeBase, /^# Hours\nOpen daily\.\n\nPrice list\nThe basic plan costs 10 euros\.\n\nDelivery takes three days\.$/);
+  assert.match(
+    read.knowledgeBase,
+    /^# Hours\nOpen daily\.\n\nPrice list\nThe basic plan costs 10 euros\.\n\nDelivery takes three days\.$/,
+  );
   assert.deepEqual(read.knowledgeIndex.pending, false, 'indexed by the import itself');
 
   const replaced = await importPdf(owner, [
@@ -146,13 +198,66 @@ test('PDF import: appended or replacing, as a new version, indexed at once; bad 
   assert.equal(read.knowledgeBase, 'Only this now.');
 
   const refusals: Array<[string, Parameters<typeof form>[0], number, string | undefined]> = [
-    ['encrypted', [{ name: 'agentId', value: agent.id }, { name: 'file', value: writePdf([['secret']], { encrypted: true }), filename: 'e.pdf' }], 400, 'encrypted'],
-    ['scanned', [{ name: 'agentId', value: agent.id }, { name: 'file', value: writePdf([['x']], { scanned: true }), filename: 's.pdf' }], 400, 'no_text'],
-    ['not a PDF', [{ name: 'agentId', value: agent.id }, { name: 'file', value: 'just some text', filename: 'x.pdf' }], 400, 'not_pdf'],
-    ['too many pages', [{ name: 'agentId', value: agent.id }, { name: 'file', value: writePdf(Array.from({ length: 6 }, () => ['p'])), filename: 'p.pdf' }], 400, 'too_many_pages'],
-    ['oversize', [{ name: 'agentId', value: agent.id }, { name: 'file', value: writePdf([['x'.repeat(80)], ...Array.from({ length: 4 }, () => ['y'.repeat(900)])]), filename: 'big.pdf' }], 413, undefined],
+    [
+      'encrypted',
+      [
+        { name: 'agentId', value: agent.id },
+        { name: 'file', value: writePdf([['secret']], { encrypted: true }), filename: 'e.pdf' },
+      ],
+      400,
+      'encrypted',
+    ],
+    [
+      'scanned',
+      [
+        { name: 'agentId', value: agent.id },
+        { name: 'file', value: writePdf([['x']], { scanned: true }), filename: 's.pdf' },
+      ],
+      400,
+      'no_text',
+    ],
+    [
+      'not a PDF',
+      [
+        { name: 'agentId', value: agent.id },
+        { name: 'file', value: 'just some text', filename: 'x.pdf' },
+      ],
+      400,
+      'not_pdf',
+    ],
+    [
+      'too many pages',
+      [
+        { name: 'agentId', value: agent.id },
+        { name: 'file', value: writePdf(Array.from({ length: 6 }, () => ['p'])), filename: 'p.pdf' },
+      ],
+      400,
+      'too_many_pages',
+    ],
+    [
+      'oversize',
+      [
+        { name: 'agentId', value: agent.id },
+        {
+          name: 'file',
+          value: writePdf([['x'.repeat(80)], ...Array.from({ length: 4 }, () => ['y'.repeat(900)])]),
+          filename: 'big.pdf',
+        },
+      ],
+      413,
+      undefined,
+    ],
     ['no file', [{ name: 'agentId', value: agent.id }], 400, undefined],
-    ['bad mode', [{ name: 'agentId', value: agent.id }, { name: 'mode', value: 'merge' }, { name: 'file', value: pdf, filename: 'a.pdf' }], 400, undefined],
+    [
+      'bad mode',
+      [
+        { name: 'agentId', value: agent.id },
+        { name: 'mode', value: 'merge' },
+        { name: 'file', value: pdf, filename: 'a.pdf' },
+      ],
+      400,
+      undefined,
+    ],
   ];
   for (const [what, parts, status, reason] of refusals) {
     const response = await importPdf(owner, parts);
@@ -167,7 +272,10 @@ test('PDF import: appended or replacing, as a new version, indexed at once; bad 
   assert.equal(read.knowledgeBase, 'Only this now.');
 
   const stranger = await signUp(t.app);
-  const foreign = await importPdf(stranger, [{ name: 'agentId', value: agent.id }, { name: 'file', value: pdf, filename: 'a.pdf' }]);
+  const foreign = await importPdf(stranger, [
+    { name: 'agentId', value: agent.id },
+    { name: 'file', value: pdf, filename: 'a.pdf' },
+  ]);
   assert.equal(foreign.statusCode, 404);
   assert.equal(errorBody(foreign).error, 'not_found');
 });
@@ -175,32 +283,53 @@ test('PDF import: appended or replacing, as a new version, indexed at once; bad 
 test('with an embeddings upstream, chunks get vectors and ranking blends in cosine similarity; a failing upstream leaves full-text search', async () => {
   const upstream = await startUpstream();
   upstream.embeddings = embeddingsWith({ covered: 'warranty', coverage: 'warranty', breaks: 'defective' });
-  const withVectors = await buildTestApp({ env: { EMBEDDINGS_BASE_URL: upstream.baseUrl, EMBEDDINGS_MODEL: 'bag-of-words', RATE_LIMIT_PER_MINUTE: '100000' } });
+  const withVectors = await buildTestApp({
+    env: { EMBEDDINGS_BASE_URL: upstream.baseUrl, EMBEDDINGS_MODEL: 'bag-of-words', RATE_LIMIT_PER_MINUTE: '100000' },
+  });
   try {
     const user = await signUp(withVectors.app);
-    const agent = (await call(asKey(user), 'POST', '/agents', { name: 'Sol', voice: 'en-us', knowledgeBase: HANDBOOK })).json();
+    const agent = (
+      await call(asKey(user), 'POST', '/agents', { name: 'Sol', voice: 'en-us', knowledgeBase: HANDBOOK })
+    ).json();
     const { chunks } = await withVectors.services.knowledge.reindex(user.accountId, agent.id);
-    const rows = await withVectors.infra.database.db.selectFrom('knowledge_chunks').select(['heading', 'embedding']).where('agent_id', '=', agent.id).execute();
+    const rows = await withVectors.infra.database.db
+      .selectFrom('knowledge_chunks')
+      .select(['heading', 'embedding'])
+      .where('agent_id', '=', agent.id)
+      .execute();
     assert.equal(rows.length, chunks);
-    assert.ok(rows.every((row) => row.embedding?.length === 256), 'every chunk has its vector');
+    assert.ok(
+      rows.every((row) => row.embedding?.length === 256),
+      'every chunk has its vector',
+    );
     assert.equal(upstream.requests.filter((r) => r.path === '/v1/embeddings').at(-1)!.body.model, 'bag-of-words');
 
     // No word of this question is in the warranty section; the embedding model knows "covered" means warranty.
     const question = 'Am I covered?';
-    const plain = (await call(asKey(owner), 'POST', '/agents', { name: 'Plain', voice: 'en-us', knowledgeBase: HANDBOOK })).json().id;
+    const plain = (
+      await call(asKey(owner), 'POST', '/agents', { name: 'Plain', voice: 'en-us', knowledgeBase: HANDBOOK })
+    ).json().id;
     await t.services.knowledge.reindex(owner.accountId, plain);
     const fullText = await t.services.knowledge.retrieve(owner.accountId, plain, question);
     assert.ok(fullText.length > 0, 'full-text search answers something');
-    assert.ok(!fullText.slice(0, 3).some((chunk) => chunk.heading.endsWith('Warranty')), 'full-text search alone misses it');
+    assert.ok(
+      !fullText.slice(0, 3).some((chunk) => chunk.heading.endsWith('Warranty')),
+      'full-text search alone misses it',
+    );
     const hybrid = await withVectors.services.knowledge.retrieve(user.accountId, agent.id, question);
-    assert.ok(hybrid.slice(0, 3).some((chunk) => chunk.heading.endsWith('Warranty')), hybrid.map((c) => c.heading).join(' | '));
+    assert.ok(
+      hybrid.slice(0, 3).some((chunk) => chunk.heading.endsWith('Warranty')),
+      hybrid.map((c) => c.heading).join(' | '),
+    );
     assert.equal(upstream.requests.at(-1)!.body.input[0], question, 'the turn was embedded');
 
     upstream.embeddings = (_req, res) => {
       res.writeHead(503);
       res.end('down');
     };
-    await call(asKey(user), 'PATCH', `/agents/${agent.id}`, { knowledgeBase: `${HANDBOOK}\n\n## Extra\nWe also sell heat pumps.` });
+    await call(asKey(user), 'PATCH', `/agents/${agent.id}`, {
+      knowledgeBase: `${HANDBOOK}\n\n## Extra\nWe also sell heat pumps.`,
+    });
     const again = await withVectors.services.knowledge.reindex(user.accountId, agent.id);
     assert.equal(again.chunks, chunks + 1);
     const found = await withVectors.services.knowledge.retrieve(user.accountId, agent.id, 'Do you sell heat pumps?');

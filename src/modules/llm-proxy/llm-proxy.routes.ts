@@ -47,11 +47,13 @@ async function completion(turn: OpenedTurn) {
       usage = delta.usage;
     }
   }
-  const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => ({
-    id: call.id,
-    type: 'function' as const,
-    function: { name: call.name, arguments: call.arguments },
-  }));
+  const toolCalls = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => ({
+      id: call.id,
+      type: 'function' as const,
+      function: { name: call.name, arguments: call.arguments },
+    }));
   return {
     id: turn.id,
     object: 'chat.completion' as const,
@@ -60,11 +62,19 @@ async function completion(turn: OpenedTurn) {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant' as const, content: content || (toolCalls.length ? null : ''), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant' as const,
+          content: content || (toolCalls.length ? null : ''),
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        },
         finish_reason: finishReason,
       },
     ],
-    usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens },
+    usage: {
+      prompt_tokens: usage.inputTokens,
+      completion_tokens: usage.outputTokens,
+      total_tokens: usage.inputTokens + usage.outputTokens,
+    },
   };
 }
 
@@ -96,7 +106,9 @@ async function stream(req: FastifyRequest, reply: FastifyReply, turn: OpenedTurn
         send(`"choices":[{"index":0,"delta":{},"finish_reason":${JSON.stringify(delta.finishReason)}}]`);
         if (includeUsage) {
           const { inputTokens, outputTokens } = delta.usage;
-          send(`"choices":[],"usage":{"prompt_tokens":${inputTokens},"completion_tokens":${outputTokens},"total_tokens":${inputTokens + outputTokens}}`);
+          send(
+            `"choices":[],"usage":{"prompt_tokens":${inputTokens},"completion_tokens":${outputTokens},"total_tokens":${inputTokens + outputTokens}}`,
+          );
         }
         res.write('data: [DONE]\n\n');
         continue;
@@ -109,7 +121,9 @@ async function stream(req: FastifyRequest, reply: FastifyReply, turn: OpenedTurn
     const known = error instanceof AppError;
     if (!known) req.log.error({ err: error }, 'the proxied stream failed');
     const message = known ? error.message : 'The stream failed; details.requestId identifies it in the logs';
-    res.write(`data: ${JSON.stringify({ error: { message, type: known ? error.code : 'internal_error', code: known ? error.code : 'internal_error' } })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ error: { message, type: known ? error.code : 'internal_error', code: known ? error.code : 'internal_error' } })}\n\n`,
+    );
   } finally {
     res.end();
   }

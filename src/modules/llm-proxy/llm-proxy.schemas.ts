@@ -7,14 +7,20 @@ import { Uuid } from '../../http/schemas.js';
 
 const MAX_TEXT = 200_000;
 const Text = Type.String({ maxLength: MAX_TEXT });
-const ContentPart = Type.Object({ type: Type.String({ maxLength: 40 }), text: Type.Optional(Text) }, { additionalProperties: true });
+const ContentPart = Type.Object(
+  { type: Type.String({ maxLength: 40 }), text: Type.Optional(Text) },
+  { additionalProperties: true },
+);
 const Content = Type.Union([Text, Type.Array(ContentPart, { maxItems: 200 }), Type.Null()]);
 
 const ToolCallIn = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 200 }),
     type: Type.Optional(Type.Literal('function')),
-    function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), arguments: Type.String({ maxLength: MAX_TEXT }) }),
+    function: Type.Object({
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      arguments: Type.String({ maxLength: MAX_TEXT }),
+    }),
   },
   { additionalProperties: true },
 );
@@ -48,12 +54,17 @@ const ToolIn = Type.Object(
 
 const ToolChoice = Type.Union([
   Type.Enum(['auto', 'none', 'required']),
-  Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }) }),
+  Type.Object({
+    type: Type.Literal('function'),
+    function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }),
+  }),
 ]);
 
 export const ChatCompletionBody = Type.Object(
   {
-    model: Type.Optional(Type.String({ maxLength: 200, description: "Ignored: the agent's model (liveLlmId) answers." })),
+    model: Type.Optional(
+      Type.String({ maxLength: 200, description: "Ignored: the agent's model (liveLlmId) answers." }),
+    ),
     messages: Type.Array(ChatMessageIn, { minItems: 1, maxItems: 1000 }),
     tools: Type.Optional(Type.Array(ToolIn, { maxItems: 128 })),
     tool_choice: Type.Optional(ToolChoice),
@@ -61,7 +72,9 @@ export const ChatCompletionBody = Type.Object(
     max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     stream: Type.Optional(Type.Boolean()),
-    stream_options: Type.Optional(Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true })),
+    stream_options: Type.Optional(
+      Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true }),
+    ),
     metadata: Type.Optional(
       Type.Object(
         { callId: Type.Optional(Uuid) },
@@ -98,7 +111,11 @@ export const ChatCompletion = Type.Object(
         finish_reason: Type.String(),
       }),
     ),
-    usage: Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() }),
+    usage: Type.Object({
+      prompt_tokens: Type.Integer(),
+      completion_tokens: Type.Integer(),
+      total_tokens: Type.Integer(),
+    }),
   },
   {
     description:

@@ -58,15 +58,23 @@ export function agentScriptOf(agent: Pick<TurnAgent, 'parts' | 'voicemail' | 'tr
   return {
     ...agent.parts,
     voicemailMessage: agent.voicemail.action === 'leave_message' ? agent.voicemail.message : '',
-    whenToTransfer: agent.transfer.number ? agent.transfer.whenToTransfer || 'when they ask to speak to a person' : null,
+    whenToTransfer: agent.transfer.number
+      ? agent.transfer.whenToTransfer || 'when they ask to speak to a person'
+      : null,
   };
 }
 
 /** The system prompt of a turn: every prompt part but the knowledge base, then the chunks retrieved for the turn. */
-export function turnSystemPrompt(agent: Pick<TurnAgent, 'parts'>, chunks: readonly RetrievedChunk[], assembled?: string): string {
+export function turnSystemPrompt(
+  agent: Pick<TurnAgent, 'parts'>,
+  chunks: readonly RetrievedChunk[],
+  assembled?: string,
+): string {
   const prompt = assembled ?? assembleSystemPrompt({ ...agent.parts, knowledgeBase: '' });
   if (chunks.length === 0) return prompt;
-  const knowledge = chunks.map((chunk) => (chunk.heading ? `### ${chunk.heading}\n${chunk.content}` : chunk.content)).join('\n\n');
+  const knowledge = chunks
+    .map((chunk) => (chunk.heading ? `### ${chunk.heading}\n${chunk.content}` : chunk.content))
+    .join('\n\n');
   return `${prompt ? `${prompt}\n\n` : ''}## Knowledge base\n${knowledge}`;
 }
 
@@ -101,11 +109,18 @@ function toChatMessages(messages: ChatMessageIn[]): ChatMessage[] {
           role: 'assistant',
           content: message.content === null || message.content === undefined ? null : textOf(message.content),
           ...(message.tool_calls?.length
-            ? { toolCalls: message.tool_calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) }
+            ? {
+                toolCalls: message.tool_calls.map((call) => ({
+                  id: call.id,
+                  name: call.function.name,
+                  arguments: call.function.arguments,
+                })),
+              }
             : {}),
         };
       case 'tool':
-        if (!message.tool_call_id) throw invalidField(`body/messages/${index}/tool_call_id`, 'is required for a tool message');
+        if (!message.tool_call_id)
+          throw invalidField(`body/messages/${index}/tool_call_id`, 'is required for a tool message');
         return { role: 'tool', content: textOf(message.content), toolCallId: message.tool_call_id };
       case 'developer':
         return { role: 'system', content: textOf(message.content) };
@@ -148,13 +163,22 @@ export function createLlmProxyService(deps: LlmProxyDeps) {
     let client = upstreamClients.get(key);
     if (!client) {
       if (upstreamClients.size >= UPSTREAM_CLIENTS_KEPT) upstreamClients.delete(upstreamClients.keys().next().value!);
-      client = createOpenAiLlm({ baseUrl: model.baseUrl, apiKey: model.apiKey, model: model.model, timeoutMs: config.llm.timeoutMs });
+      client = createOpenAiLlm({
+        baseUrl: model.baseUrl,
+        apiKey: model.apiKey,
+        model: model.model,
+        timeoutMs: config.llm.timeoutMs,
+      });
       upstreamClients.set(key, client);
     }
     return client;
   }
 
-  async function retrieve(accountId: string, agent: Pick<TurnAgent, 'id' | 'parts'>, messages: readonly ChatMessage[]): Promise<RetrievedChunk[]> {
+  async function retrieve(
+    accountId: string,
+    agent: Pick<TurnAgent, 'id' | 'parts'>,
+    messages: readonly ChatMessage[],
+  ): Promise<RetrievedChunk[]> {
     // An agent without a knowledge base has nothing indexed: no lookup at all.
     if (!agent.parts.knowledgeBase.trim()) return [];
     const agentId = agent.id;
@@ -179,8 +203,14 @@ export function createLlmProxyService(deps: LlmProxyDeps) {
     request: ChatRequest,
   ): AsyncGenerator<ChatDelta> {
     const { accountId, agent, callId } = context;
-    const [chunks, client] = await Promise.all([retrieve(accountId, agent, request.messages), clientFor(agent.liveLlmId)]);
-    const messages: ChatMessage[] = [{ role: 'system', content: turnSystemPrompt(agent, chunks, promptOf(agent)) }, ...request.messages];
+    const [chunks, client] = await Promise.all([
+      retrieve(accountId, agent, request.messages),
+      clientFor(agent.liveLlmId),
+    ]);
+    const messages: ChatMessage[] = [
+      { role: 'system', content: turnSystemPrompt(agent, chunks, promptOf(agent)) },
+      ...request.messages,
+    ];
     let usage: TokenUsage | null = null;
     try {
       for await (const delta of client.chat({ ...request, messages, agent: request.agent ?? agentScriptOf(agent) })) {
@@ -200,7 +230,8 @@ export function createLlmProxyService(deps: LlmProxyDeps) {
       if (error instanceof ProviderError && error.code !== 'aborted') throw upstreamError(client.name, error);
       throw error;
     }
-    if (!usage) throw new AppError('upstream_error', `The agent's model (${client.name}) ended its answer without finishing it`);
+    if (!usage)
+      throw new AppError('upstream_error', `The agent's model (${client.name}) ended its answer without finishing it`);
   }
 
   return {
@@ -229,11 +260,18 @@ export function createLlmProxyService(deps: LlmProxyDeps) {
      * Starts a proxied turn: checks the caller, the agent and the call, and waits for the model's first delta, so a
      * failure before any output is still an error answer (502 upstream_error) rather than a broken stream.
      */
-    async open(caller: ProxyCaller, agentId: string, body: ChatCompletionBody, headerCallId: string | undefined, signal: AbortSignal) {
+    async open(
+      caller: ProxyCaller,
+      agentId: string,
+      body: ChatCompletionBody,
+      headerCallId: string | undefined,
+      signal: AbortSignal,
+    ) {
       const grant = caller.grant ?? null;
       if (grant && grant.agentId !== agentId) throw new AppError('forbidden', 'This call token is for another agent');
       const namedCall = headerCallId ?? body.metadata?.callId;
-      if (grant && namedCall !== undefined && namedCall !== grant.callId) throw new AppError('forbidden', 'This call token is for another call');
+      if (grant && namedCall !== undefined && namedCall !== grant.callId)
+        throw new AppError('forbidden', 'This call token is for another call');
       const agent = await agents.forCall(caller.accountId, agentId);
       if (!agent) throw notFound('Agent');
       const callId = grant?.callId ?? namedCall ?? null;

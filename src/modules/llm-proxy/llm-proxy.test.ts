@@ -10,7 +10,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { asKey, buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 import { insertCall } from '../../../test/factories/calls.js';
-import { replyWith, sendEvents, startUpstream, textChunk, usageChunk, type Upstream } from '../../../test/openai-upstream.js';
+import {
+  replyWith,
+  sendEvents,
+  startUpstream,
+  textChunk,
+  usageChunk,
+  type Upstream,
+} from '../../../test/openai-upstream.js';
 import { startJobWorkers, type JobWorkers } from '../../jobs/workers.js';
 
 const UPSTREAM_KEY = 'sk-upstream-secret-4b1d9c7e2f';
@@ -44,9 +51,18 @@ async function waitIndexed(user: SignedUp, id: string) {
 before(async () => {
   upstream = await startUpstream();
   t = await buildTestApp({ env: { LLM_TIMEOUT_MS: '1500', RATE_LIMIT_PER_MINUTE: '100000' } });
-  workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  workers = await startJobWorkers({
+    db: t.infra.database.db,
+    services: t.services,
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
   const operator = await signUp(t.app);
-  await t.infra.database.db.updateTable('users').set({ is_platform_admin: true }).where('id', '=', operator.userId).execute();
+  await t.infra.database.db
+    .updateTable('users')
+    .set({ is_platform_admin: true })
+    .where('id', '=', operator.userId)
+    .execute();
   const model = await call({ app: t.app, headers: { cookie: operator.cookie } }, 'POST', '/admin/models/llm', {
     slug: 'local-model',
     name: 'Local test model',
@@ -68,7 +84,8 @@ before(async () => {
   });
   assert.equal(agent.statusCode, 200, agent.body);
   agentId = agent.json().id;
-  playbookAgentId = (await call(asKey(owner), 'POST', '/agents', { name: 'Bob', firstMessage: 'Hi, Bob here.' })).json().id;
+  playbookAgentId = (await call(asKey(owner), 'POST', '/agents', { name: 'Bob', firstMessage: 'Hi, Bob here.' })).json()
+    .id;
   await waitIndexed(owner, agentId);
 });
 
@@ -78,8 +95,18 @@ after(async () => {
   await upstream.close();
 });
 
-const proxy = (who: { headers: Record<string, string> }, body: unknown, options: { agent?: string; headers?: Record<string, string> } = {}) =>
-  call({ app: t.app, headers: who.headers }, 'POST', `/llm-proxy/${options.agent ?? agentId}/chat/completions`, body as object, { headers: options.headers ?? {} });
+const proxy = (
+  who: { headers: Record<string, string> },
+  body: unknown,
+  options: { agent?: string; headers?: Record<string, string> } = {},
+) =>
+  call(
+    { app: t.app, headers: who.headers },
+    'POST',
+    `/llm-proxy/${options.agent ?? agentId}/chat/completions`,
+    body as object,
+    { headers: options.headers ?? {} },
+  );
 
 function sseEvents(body: string) {
   return body
@@ -133,7 +160,10 @@ test('streaming: chat.completion.chunk events as the upstream sends them, usage 
   const chunks = events.slice(0, -1).map((event) => JSON.parse(event));
   assert.ok(chunks.every((chunk) => chunk.object === 'chat.completion.chunk' && chunk.id === chunks[0].id));
   assert.equal(chunks[0].choices[0].delta.role, 'assistant');
-  assert.equal(chunks.flatMap((chunk) => chunk.choices.map((c: any) => c.delta.content ?? '')).join(''), 'Our office is in Lisbon.');
+  assert.equal(
+    chunks.flatMap((chunk) => chunk.choices.map((c: any) => c.delta.content ?? '')).join(''),
+    'Our office is in Lisbon.',
+  );
   assert.equal(chunks.at(-2).choices[0].finish_reason, 'stop');
   assert.deepEqual(chunks.at(-1).usage, { prompt_tokens: 50, completion_tokens: 6, total_tokens: 56 });
   assert.match(upstream.last().body.messages[0].content, /### Office\nOur office is in Lisbon/);
@@ -141,41 +171,99 @@ test('streaming: chat.completion.chunk events as the upstream sends them, usage 
 
 test('tool calls pass through both ways, streamed and whole', async () => {
   const toolCallEvents = [
-    { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":' } }] }, finish_reason: null }] },
-    { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"friday"}' } }] }, finish_reason: 'tool_calls' }] },
+    {
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              { index: 0, id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":' } },
+            ],
+          },
+          finish_reason: null,
+        },
+      ],
+    },
+    {
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, function: { arguments: '"friday"}' } }] },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    },
     usageChunk(80, 12),
   ];
   upstream.handler = (_req, res) => sendEvents(res, toolCallEvents);
-  const tools = [{ type: 'function', function: { name: 'book_demo', description: 'Book a demo', parameters: { type: 'object', properties: { day: { type: 'string' } } } } }];
-  const whole = await proxy(asKey(owner), { messages: [{ role: 'user', content: 'Book me for friday' }], tools, tool_choice: 'auto' });
+  const tools = [
+    {
+      type: 'function',
+      function: {
+        name: 'book_demo',
+        description: 'Book a demo',
+        parameters: { type: 'object', properties: { day: { type: 'string' } } },
+      },
+    },
+  ];
+  const whole = await proxy(asKey(owner), {
+    messages: [{ role: 'user', content: 'Book me for friday' }],
+    tools,
+    tool_choice: 'auto',
+  });
   assert.equal(whole.statusCode, 200, whole.body);
   const message = whole.json().choices[0].message;
   assert.equal(message.content, null);
-  assert.deepEqual(message.tool_calls, [{ id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":"friday"}' } }]);
+  assert.deepEqual(message.tool_calls, [
+    { id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":"friday"}' } },
+  ]);
   assert.equal(whole.json().choices[0].finish_reason, 'tool_calls');
   assert.deepEqual(upstream.last().body.tools, [
-    { type: 'function', function: { name: 'book_demo', description: 'Book a demo', parameters: tools[0]!.function.parameters } },
+    {
+      type: 'function',
+      function: { name: 'book_demo', description: 'Book a demo', parameters: tools[0]!.function.parameters },
+    },
   ]);
   assert.equal(upstream.last().body.tool_choice, 'auto');
 
   upstream.handler = (_req, res) => sendEvents(res, toolCallEvents);
-  const streamed = await proxy(asKey(owner), { messages: [{ role: 'user', content: 'Book me for friday' }], tools, stream: true });
-  const deltas = sseEvents(streamed.body).slice(0, -1).map((event) => JSON.parse(event).choices[0]?.delta.tool_calls?.[0]).filter(Boolean);
-  assert.deepEqual(deltas[0], { index: 0, id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":' } });
+  const streamed = await proxy(asKey(owner), {
+    messages: [{ role: 'user', content: 'Book me for friday' }],
+    tools,
+    stream: true,
+  });
+  const deltas = sseEvents(streamed.body)
+    .slice(0, -1)
+    .map((event) => JSON.parse(event).choices[0]?.delta.tool_calls?.[0])
+    .filter(Boolean);
+  assert.deepEqual(deltas[0], {
+    index: 0,
+    id: 'call_1',
+    type: 'function',
+    function: { name: 'book_demo', arguments: '{"day":' },
+  });
   assert.equal(deltas.map((d: any) => d.function.arguments).join(''), '{"day":"friday"}');
 
   upstream.handler = replyWith(['Booked for Friday.']);
   const followUp = await proxy(asKey(owner), {
     messages: [
       { role: 'user', content: 'Book me for friday' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":"friday"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":"friday"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '{"booked":true}' },
     ],
     tools,
   });
   assert.equal(followUp.statusCode, 200, followUp.body);
   const forwarded = upstream.last().body.messages.slice(1);
-  assert.deepEqual(forwarded[1].tool_calls, [{ id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":"friday"}' } }]);
+  assert.deepEqual(forwarded[1].tool_calls, [
+    { id: 'call_1', type: 'function', function: { name: 'book_demo', arguments: '{"day":"friday"}' } },
+  ]);
   assert.deepEqual(forwarded[2], { role: 'tool', content: '{"booked":true}', tool_call_id: 'call_1' });
   const noToolCallId = await proxy(asKey(owner), { messages: [{ role: 'tool', content: 'x' }] });
   assert.equal(noToolCallId.statusCode, 400);
@@ -185,10 +273,18 @@ test('tool calls pass through both ways, streamed and whole', async () => {
 test('a named call gets the usage as priced cost items and the retrieved chunk ids on its timeline', async () => {
   const callId = (await insertCall(t.infra.database.db, owner.accountId, { agentId, status: 'connected' })).id;
   upstream.handler = replyWith(['It costs 49 dollars.'], [2000, 1000]);
-  const byHeader = await proxy(asKey(owner), { messages: [{ role: 'user', content: 'How much does the Starter plan cost?' }] }, { headers: { 'x-parley-call-id': callId } });
+  const byHeader = await proxy(
+    asKey(owner),
+    { messages: [{ role: 'user', content: 'How much does the Starter plan cost?' }] },
+    { headers: { 'x-parley-call-id': callId } },
+  );
   assert.equal(byHeader.statusCode, 200, byHeader.body);
   upstream.handler = replyWith(['Yes.'], [1000, 0]);
-  const byMetadata = await proxy(asKey(owner), { messages: [{ role: 'user', content: 'Really?' }], metadata: { callId }, stream: true });
+  const byMetadata = await proxy(asKey(owner), {
+    messages: [{ role: 'user', content: 'Really?' }],
+    metadata: { callId },
+    stream: true,
+  });
   assert.equal(byMetadata.statusCode, 200);
 
   const detail = (await call(asKey(owner), 'GET', `/calls/${callId}`)).json();
@@ -202,32 +298,52 @@ test('a named call gets the usage as priced cost items and the retrieved chunk i
       ['Local test model: output tokens', '0.000000', '0.000000'],
     ],
   );
-  const events = (await call(asKey(owner), 'GET', `/calls/${callId}/events?type=call.knowledge_retrieved`)).json().events;
+  const events = (await call(asKey(owner), 'GET', `/calls/${callId}/events?type=call.knowledge_retrieved`)).json()
+    .events;
   assert.equal(events.length, 1, 'the second turn matched no knowledge');
   const chunkIds = events[0].data.chunkIds as string[];
   assert.ok(chunkIds.length >= 1);
-  const chunk = await t.infra.database.db.selectFrom('knowledge_chunks').select('heading').where('id', '=', chunkIds[0]!).executeTakeFirstOrThrow();
+  const chunk = await t.infra.database.db
+    .selectFrom('knowledge_chunks')
+    .select('heading')
+    .where('id', '=', chunkIds[0]!)
+    .executeTakeFirstOrThrow();
   assert.equal(chunk.heading, 'Plans');
 });
 
 test('a per-call token works for its agent and call only, and ends with the call', async () => {
-  const live = (await insertCall(t.infra.database.db, owner.accountId, { agentId, status: 'connected', createdAt: new Date(Date.now() - 60_000) })).id;
+  const live = (
+    await insertCall(t.infra.database.db, owner.accountId, {
+      agentId,
+      status: 'connected',
+      createdAt: new Date(Date.now() - 60_000),
+    })
+  ).id;
   const issued = await t.services.calls.llmCallToken(owner.accountId, live);
   assert.ok(issued?.token.startsWith('pct_'));
   const bearer = { headers: { authorization: `Bearer ${issued!.token}` } };
   upstream.handler = replyWith(['Hello from the call.'], [10, 4]);
   const ok = await proxy(bearer, { messages: [{ role: 'user', content: 'Hi' }] });
   assert.equal(ok.statusCode, 200, ok.body);
-  const charged = (await call(asKey(owner), 'GET', `/calls/${live}`)).json().costItems.filter((item: any) => item.kind === 'llm');
+  const charged = (await call(asKey(owner), 'GET', `/calls/${live}`))
+    .json()
+    .costItems.filter((item: any) => item.kind === 'llm');
   assert.equal(charged.length, 2, 'the token names its call: its usage is charged there');
 
   const otherAgent = await proxy(bearer, { messages: [{ role: 'user', content: 'Hi' }] }, { agent: playbookAgentId });
   assert.equal(otherAgent.statusCode, 403);
-  const otherCall = await proxy(bearer, { messages: [{ role: 'user', content: 'Hi' }] }, { headers: { 'x-parley-call-id': '00000000-0000-4000-8000-000000000001' } });
+  const otherCall = await proxy(
+    bearer,
+    { messages: [{ role: 'user', content: 'Hi' }] },
+    { headers: { 'x-parley-call-id': '00000000-0000-4000-8000-000000000001' } },
+  );
   assert.equal(otherCall.statusCode, 403);
   const elsewhere = await call({ app: t.app, ...bearer }, 'GET', `/agents/${agentId}`);
   assert.equal(elsewhere.statusCode, 401, 'a call token opens the proxy and nothing else');
-  const forged = await proxy({ headers: { authorization: `Bearer ${issued!.token.slice(0, -2)}xx` } }, { messages: [{ role: 'user', content: 'Hi' }] });
+  const forged = await proxy(
+    { headers: { authorization: `Bearer ${issued!.token.slice(0, -2)}xx` } },
+    { messages: [{ role: 'user', content: 'Hi' }] },
+  );
   assert.equal(forged.statusCode, 401);
 
   // The call ends as a voice provider reports it.
@@ -267,27 +383,49 @@ test('upstream errors and timeouts are 502 upstream_error, without the upstream 
 });
 
 test('without a model of its own the agent is answered by the playbook engine', async () => {
-  const response = await proxy(asKey(owner), { messages: [{ role: 'user', content: 'Hello?' }] }, { agent: playbookAgentId });
+  const response = await proxy(
+    asKey(owner),
+    { messages: [{ role: 'user', content: 'Hello?' }] },
+    { agent: playbookAgentId },
+  );
   assert.equal(response.statusCode, 200, response.body);
   assert.equal(response.json().model, 'parley-playbook');
   assert.equal(response.json().choices[0].message.content, 'Hi, Bob here.');
 });
 
 test('a bad body is a 400 error body; another account, its agent and its call are 404', async () => {
-  for (const body of [{ messages: [] }, { messages: [{ role: 'robot', content: 'x' }] }, { messages: [{ role: 'user', content: 'x' }], temperature: 7 }]) {
+  for (const body of [
+    { messages: [] },
+    { messages: [{ role: 'robot', content: 'x' }] },
+    { messages: [{ role: 'user', content: 'x' }], temperature: 7 },
+  ]) {
     const response = await proxy(asKey(owner), body);
     assert.equal(response.statusCode, 400, JSON.stringify(body));
     assert.equal(errorBody(response).error, 'validation_failed');
   }
-  const badHeader = await proxy(asKey(owner), { messages: [{ role: 'user', content: 'x' }] }, { headers: { 'x-parley-call-id': 'nope' } });
+  const badHeader = await proxy(
+    asKey(owner),
+    { messages: [{ role: 'user', content: 'x' }] },
+    { headers: { 'x-parley-call-id': 'nope' } },
+  );
   assert.equal(badHeader.statusCode, 400);
 
   const stranger = await signUp(t.app);
   assert.equal((await proxy(asKey(stranger), { messages: [{ role: 'user', content: 'x' }] })).statusCode, 404);
   const theirAgent = (await call(asKey(stranger), 'POST', '/agents', { name: 'Eve' })).json().id;
-  const theirCall = (await insertCall(t.infra.database.db, stranger.accountId, { agentId: theirAgent, status: 'connected' })).id;
-  const response = await proxy(asKey(owner), { messages: [{ role: 'user', content: 'x' }] }, { headers: { 'x-parley-call-id': theirCall } });
+  const theirCall = (
+    await insertCall(t.infra.database.db, stranger.accountId, { agentId: theirAgent, status: 'connected' })
+  ).id;
+  const response = await proxy(
+    asKey(owner),
+    { messages: [{ role: 'user', content: 'x' }] },
+    { headers: { 'x-parley-call-id': theirCall } },
+  );
   assert.equal(response.statusCode, 404);
-  const items = await t.infra.database.db.selectFrom('call_cost_items').select('id').where('call_id', '=', theirCall).execute();
+  const items = await t.infra.database.db
+    .selectFrom('call_cost_items')
+    .select('id')
+    .where('call_id', '=', theirCall)
+    .execute();
   assert.equal(items.length, 0);
 });

@@ -14,7 +14,12 @@ after(() => t.close());
 const DAY_MS = 86_400_000;
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 const call = (who: SignedUp, method: Method, url: string, payload?: unknown) =>
-  t.app.inject({ method, url: `/api/v1${url}`, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  t.app.inject({
+    method,
+    url: `/api/v1${url}`,
+    headers: who.headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 async function ok(who: SignedUp, method: Method, url: string, payload?: unknown) {
   const response = await call(who, method, url, payload);
   assert.equal(response.statusCode, 200, `${method} ${url}: ${response.body}`);
@@ -23,7 +28,12 @@ async function ok(who: SignedUp, method: Method, url: string, payload?: unknown)
 const search = (who: SignedUp, query: string) => call(who, 'GET', `/phone-numbers/inventory/search?${query}`);
 const numbersOf = (page: { availableNumbers: Array<{ number: string }> }) => page.availableNumbers.map((n) => n.number);
 const charges = (accountId: string) =>
-  t.infra.database.db.selectFrom('number_charges').selectAll().where('account_id', '=', accountId).orderBy('period_start').execute();
+  t.infra.database.db
+    .selectFrom('number_charges')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('period_start')
+    .execute();
 
 test('a search offers valid numbers of the area code from the fictional 555-01xx range, always in the same order', async () => {
   const user = await signUp(t.app);
@@ -44,21 +54,40 @@ test('a search offers valid numbers of the area code from the fictional 555-01xx
     const parsed = parsePhoneNumberFromString(number)!;
     assert.ok(parsed.isValid() && parsed.country === 'US', number);
   }
-  assert.deepEqual(numbersOf((await search(user, 'country=US&areaCode=415&limit=10&offset=25')).json()), all.slice(25, 35));
-  assert.deepEqual(numbersOf((await search(user, 'country=US&areaCode=415')).json()), all.slice(0, 25), 'the same search, the same numbers');
-  assert.deepEqual(numbersOf((await search(user, 'country=US&areaCode=212&limit=2')).json()), ['+12125550100', '+12125550101']);
+  assert.deepEqual(
+    numbersOf((await search(user, 'country=US&areaCode=415&limit=10&offset=25')).json()),
+    all.slice(25, 35),
+  );
+  assert.deepEqual(
+    numbersOf((await search(user, 'country=US&areaCode=415')).json()),
+    all.slice(0, 25),
+    'the same search, the same numbers',
+  );
+  assert.deepEqual(numbersOf((await search(user, 'country=US&areaCode=212&limit=2')).json()), [
+    '+12125550100',
+    '+12125550101',
+  ]);
 
   const toronto = (await search(user, 'country=CA&areaCode=416&limit=1')).json();
-  assert.deepEqual([toronto.availableNumbers[0].number, toronto.availableNumbers[0].country, toronto.total], ['+14165550100', 'CA', 100]);
+  assert.deepEqual(
+    [toronto.availableNumbers[0].number, toronto.availableNumbers[0].country, toronto.total],
+    ['+14165550100', 'CA', 100],
+  );
 
   const london = (await search(user, 'country=GB&areaCode=20&limit=500')).json();
   assert.equal(london.total, 1000);
-  assert.deepEqual(london.availableNumbers.slice(0, 2).map((n: object) => n), [
-    { number: '+442079460000', country: 'GB', areaCode: '20', capabilities: ['voice'], monthlyFeeUsd: '1.50' },
-    { number: '+442079460001', country: 'GB', areaCode: '20', capabilities: ['voice'], monthlyFeeUsd: '1.50' },
-  ]);
+  assert.deepEqual(
+    london.availableNumbers.slice(0, 2).map((n: object) => n),
+    [
+      { number: '+442079460000', country: 'GB', areaCode: '20', capabilities: ['voice'], monthlyFeeUsd: '1.50' },
+      { number: '+442079460001', country: 'GB', areaCode: '20', capabilities: ['voice'], monthlyFeeUsd: '1.50' },
+    ],
+  );
   for (const { number } of london.availableNumbers) assert.ok(parsePhoneNumberFromString(number)!.isValid(), number);
-  assert.equal((await search(user, 'country=GB&areaCode=161&limit=1')).json().availableNumbers[0].number, '+441614960000');
+  assert.equal(
+    (await search(user, 'country=GB&areaCode=161&limit=1')).json().availableNumbers[0].number,
+    '+441614960000',
+  );
 });
 
 test('an unknown area code or country, or a malformed query, is a 400 naming the parameter', async () => {
@@ -120,8 +149,16 @@ test('buying a number from a search: listed as purchased, gone from every search
   }
   const again = await call(bob, 'POST', '/phone-numbers/inventory/purchase', { number: '(646) 555-0102' });
   assert.equal(again.statusCode, 409);
-  assert.deepEqual(errorBody(again), { error: 'conflict', message: '+16465550102 is no longer available', details: { number: '+16465550102' } });
-  assert.equal((await call(bob, 'POST', '/phone-numbers', { number: offered })).statusCode, 409, 'nor can it be brought');
+  assert.deepEqual(errorBody(again), {
+    error: 'conflict',
+    message: '+16465550102 is no longer available',
+    details: { number: '+16465550102' },
+  });
+  assert.equal(
+    (await call(bob, 'POST', '/phone-numbers', { number: offered })).statusCode,
+    409,
+    'nor can it be brought',
+  );
 
   const [charge] = await charges(alice.accountId);
   assert.equal(charge!.phone_number_id, bought.id);
@@ -131,8 +168,15 @@ test('buying a number from a search: listed as purchased, gone from every search
   const periodDays = (charge!.period_end.getTime() - charge!.period_start.getTime()) / DAY_MS;
   assert.ok(periodDays >= 28 && periodDays <= 31, `one month: ${periodDays} days`);
   assert.deepEqual(await charges(bob.accountId), []);
-  const events = await t.infra.database.db.selectFrom('domain_events').select(['type', 'data']).where('account_id', '=', alice.accountId).where('type', 'in', ['phone_number.added', 'phone_number.purchased']).execute();
-  assert.deepEqual(events, [{ type: 'phone_number.purchased', data: { number: '+16465550102', carrier: 'sim', monthlyFeeUsd: '1.15' } }]);
+  const events = await t.infra.database.db
+    .selectFrom('domain_events')
+    .select(['type', 'data'])
+    .where('account_id', '=', alice.accountId)
+    .where('type', 'in', ['phone_number.added', 'phone_number.purchased'])
+    .execute();
+  assert.deepEqual(events, [
+    { type: 'phone_number.purchased', data: { number: '+16465550102', carrier: 'sim', monthlyFeeUsd: '1.15' } },
+  ]);
 });
 
 test('buying by country and area code takes the first free number; an exhausted area code is a 409', async () => {
@@ -144,7 +188,8 @@ test('buying by country and area code takes the first free number; an exhausted 
   const london = await ok(user, 'POST', '/phone-numbers/inventory/purchase', { country: 'GB', areaCode: '20' });
   assert.deepEqual([london.number, london.monthlyFeeUsd, london.capabilities], ['+442079460000', '1.50', ['voice']]);
 
-  for (let i = 0; i < 98; i++) await ok(user, 'POST', '/phone-numbers/inventory/purchase', { country: 'US', areaCode: '312' });
+  for (let i = 0; i < 98; i++)
+    await ok(user, 'POST', '/phone-numbers/inventory/purchase', { country: 'US', areaCode: '312' });
   assert.equal((await search(user, 'country=US&areaCode=312')).json().total, 0);
   const none = await call(user, 'POST', '/phone-numbers/inventory/purchase', { country: 'US', areaCode: '312' });
   assert.equal(none.statusCode, 409);
@@ -198,23 +243,31 @@ test('a bought number is charged again each month by the renewal job, a brought 
     assert.equal(await renew(), 5, 'missed months are caught up');
     const rows = await charges(user.accountId);
     assert.ok(rows.every((row) => row.phone_number_id === bought.id && row.amount_usd === '1.15'));
-    for (let i = 1; i < rows.length; i++) assert.equal(rows[i]!.period_start.getTime(), rows[i - 1]!.period_end.getTime(), 'periods follow on');
+    for (let i = 1; i < rows.length; i++)
+      assert.equal(rows[i]!.period_start.getTime(), rows[i - 1]!.period_end.getTime(), 'periods follow on');
 
     // Released, it is not renewed; its charges stay for billing.
     await ok(user, 'DELETE', `/phone-numbers/${bought.id}`);
     shiftMs = 12 * 31 * DAY_MS;
     assert.equal(await renew(), 5);
-    const kept = await t.services.numbers.chargesBetween(user.accountId, new Date(0), new Date(Date.now() + 400 * DAY_MS));
+    const kept = await t.services.numbers.chargesBetween(
+      user.accountId,
+      new Date(0),
+      new Date(Date.now() + 400 * DAY_MS),
+    );
     assert.equal(kept.length, 5);
-    assert.deepEqual({ ...kept[0], id: undefined, periodStart: undefined, periodEnd: undefined }, {
-      id: undefined,
-      phoneNumberId: null,
-      number: bought.number,
-      description: `Monthly fee for ${bought.number}`,
-      amountUsd: '1.15',
-      periodStart: undefined,
-      periodEnd: undefined,
-    });
+    assert.deepEqual(
+      { ...kept[0], id: undefined, periodStart: undefined, periodEnd: undefined },
+      {
+        id: undefined,
+        phoneNumberId: null,
+        number: bought.number,
+        description: `Monthly fee for ${bought.number}`,
+        amountUsd: '1.15',
+        periodStart: undefined,
+        periodEnd: undefined,
+      },
+    );
   } finally {
     shiftMs = 0;
   }
@@ -225,12 +278,25 @@ test('monthly fees come from NUMBER_MONTHLY_FEES_USD; a country without a price 
   try {
     const user = await signUp(app.app);
     const get = (url: string) => app.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: user.headers });
-    assert.equal((await get('/phone-numbers/inventory/search?country=US&areaCode=415&limit=1')).json().availableNumbers[0].monthlyFeeUsd, '0.99');
-    assert.equal((await get('/phone-numbers/inventory/search?country=GB&areaCode=20&limit=1')).json().availableNumbers[0].monthlyFeeUsd, '2.00');
+    assert.equal(
+      (await get('/phone-numbers/inventory/search?country=US&areaCode=415&limit=1')).json().availableNumbers[0]
+        .monthlyFeeUsd,
+      '0.99',
+    );
+    assert.equal(
+      (await get('/phone-numbers/inventory/search?country=GB&areaCode=20&limit=1')).json().availableNumbers[0]
+        .monthlyFeeUsd,
+      '2.00',
+    );
     const canada = await get('/phone-numbers/inventory/search?country=CA&areaCode=416');
     assert.equal(canada.statusCode, 400);
     assert.match(errorBody(canada).message, /numbers in CA are not for sale here/);
-    const bought = await app.app.inject({ method: 'POST', url: '/api/v1/phone-numbers/inventory/purchase', headers: user.headers, payload: { number: '+442079460000' } });
+    const bought = await app.app.inject({
+      method: 'POST',
+      url: '/api/v1/phone-numbers/inventory/purchase',
+      headers: user.headers,
+      payload: { number: '+442079460000' },
+    });
     assert.equal(bought.json().monthlyFeeUsd, '2.00');
   } finally {
     await app.close();

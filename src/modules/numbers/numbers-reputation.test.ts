@@ -13,7 +13,12 @@ after(() => t.close());
 const HOUR_MS = 3_600_000;
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 async function ok(who: SignedUp, method: Method, url: string, payload?: unknown) {
-  const response = await t.app.inject({ method, url: `/api/v1${url}`, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const response = await t.app.inject({
+    method,
+    url: `/api/v1${url}`,
+    headers: who.headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
   assert.equal(response.statusCode, 200, `${method} ${url}: ${response.body}`);
   return response.json();
 }
@@ -21,17 +26,33 @@ async function ok(who: SignedUp, method: Method, url: string, payload?: unknown)
 /** `count` outbound calls from `fromNumber`, created within the last hour unless told otherwise. */
 async function calls(who: SignedUp, fromNumber: string, count: number, seed: SeedCall = {}) {
   for (let i = 0; i < count; i++) {
-    await insertCall(t.infra.database.db, who.accountId, { fromNumber, createdAt: new Date(Date.now() - HOUR_MS + i * 1000), ...seed });
+    await insertCall(t.infra.database.db, who.accountId, {
+      fromNumber,
+      createdAt: new Date(Date.now() - HOUR_MS + i * 1000),
+      ...seed,
+    });
   }
 }
 
-type Reputation = { phoneNumberId: string; number: string; score: number; label: string; calls24h: number; answeredCalls24h: number; shortCalls24h: number; answerRate: number | null; checkedAt: string };
-/** The list's reputations, looked up by number. */
-const byNumber = (list: { reputations: Reputation[] }) => (number: string): Reputation => {
-  const found = list.reputations.find((r) => r.number === number);
-  assert.ok(found, `${number} is in the reputation list`);
-  return found;
+type Reputation = {
+  phoneNumberId: string;
+  number: string;
+  score: number;
+  label: string;
+  calls24h: number;
+  answeredCalls24h: number;
+  shortCalls24h: number;
+  answerRate: number | null;
+  checkedAt: string;
 };
+/** The list's reputations, looked up by number. */
+const byNumber =
+  (list: { reputations: Reputation[] }) =>
+  (number: string): Reputation => {
+    const found = list.reputations.find((r) => r.number === number);
+    assert.ok(found, `${number} is in the reputation list`);
+    return found;
+  };
 const summary = (r: Reputation) => [r.score, r.label, r.calls24h, r.answeredCalls24h, r.shortCalls24h, r.answerRate];
 
 test('the score follows the README formula', () => {
@@ -78,13 +99,18 @@ test("reputation is computed from each number's own outbound calls of the last 2
 
   // The list of numbers shows the stored check.
   const numbers = await ok(user, 'GET', '/phone-numbers?limit=10');
-  const shown = Object.fromEntries(numbers.phoneNumbers.map((n: { number: string; reputation: unknown }) => [n.number, n.reputation]));
+  const shown = Object.fromEntries(
+    numbers.phoneNumbers.map((n: { number: string; reputation: unknown }) => [n.number, n.reputation]),
+  );
   const { phoneNumberId: _id, number: _number, ...stored } = reputations(risky.number);
   assert.deepEqual(shown[risky.number], stored);
 
   // What the call engine calls from when no number is named: the best reputation, then the oldest.
   assert.deepEqual(await t.services.numbers.callerNumber(user.accountId), { id: quiet.id, number: quiet.number });
-  assert.deepEqual(await t.services.numbers.callerNumber(user.accountId, spammy.id), { id: spammy.id, number: spammy.number });
+  assert.deepEqual(await t.services.numbers.callerNumber(user.accountId, spammy.id), {
+    id: spammy.id,
+    number: spammy.number,
+  });
   await assert.rejects(t.services.numbers.callerNumber(other.accountId, spammy.id), /Phone number not found/);
   assert.equal(await t.services.numbers.callerNumber(other.accountId), null);
 });
@@ -114,7 +140,11 @@ test('a check is kept for an hour when read; a recheck redoes it at once', async
     shiftMs = 0;
   }
 
-  const missing = await t.app.inject({ method: 'POST', url: '/api/v1/phone-numbers/00000000-0000-4000-8000-000000000009/recheck-reputation', headers: user.headers });
+  const missing = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/phone-numbers/00000000-0000-4000-8000-000000000009/recheck-reputation',
+    headers: user.headers,
+  });
   assert.equal(missing.statusCode, 404);
   assert.equal(errorBody(missing).error, 'not_found');
 });

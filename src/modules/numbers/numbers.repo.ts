@@ -86,7 +86,11 @@ export function numberQueries(db: Executor) {
     },
 
     async delete(accountId: string, id: string): Promise<boolean> {
-      const result = await db.deleteFrom('phone_numbers').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      const result = await db
+        .deleteFrom('phone_numbers')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 
@@ -127,7 +131,11 @@ export function numberQueries(db: Executor) {
 
     /** The account and agent of a number, whichever account holds it: an inbound call names only the dialled number. */
     routeOf(number: string) {
-      return db.selectFrom('phone_numbers').select(['id', 'account_id', 'agent_id', 'number']).where('number', '=', number).executeTakeFirst();
+      return db
+        .selectFrom('phone_numbers')
+        .select(['id', 'account_id', 'agent_id', 'number'])
+        .where('number', '=', number)
+        .executeTakeFirst();
     },
 
     /** Charges one month from periodStart. */

@@ -24,7 +24,15 @@ const tags = ['phone numbers'];
 export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }) {
   app.get(
     '/phone-numbers',
-    { config: { access: read }, schema: { tags, summary: "The account's phone numbers, newest first", querystring: PageOnlyQuery, response: responses(PhoneNumberList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: "The account's phone numbers, newest first",
+        querystring: PageOnlyQuery,
+        response: responses(PhoneNumberList),
+      },
+    },
     async (req) => numbers.list(req.auth, req.query),
   );
   app.post(
@@ -43,7 +51,15 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
   );
   app.get(
     '/phone-numbers/unassigned',
-    { config: { access: read }, schema: { tags, summary: 'Numbers with no agent, newest first', querystring: PageOnlyQuery, response: responses(PhoneNumberList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'Numbers with no agent, newest first',
+        querystring: PageOnlyQuery,
+        response: responses(PhoneNumberList),
+      },
+    },
     async (req) => numbers.unassigned(req.auth, req.query),
   );
   app.get(
@@ -53,7 +69,8 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
       schema: {
         tags,
         summary: 'Free numbers of the built-in carrier in an area code',
-        description: 'The same area code always lists the same numbers in the same order; numbers some account holds are left out.',
+        description:
+          'The same area code always lists the same numbers in the same order; numbers some account holds are left out.',
         querystring: InventorySearchQuery,
         response: responses(AvailableNumberList),
       },
@@ -94,7 +111,8 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
       schema: {
         tags,
         summary: "Route the number's inbound calls to an agent (agentId), or to none (null)",
-        description: "The agent's inboundDid follows. An agent has one inbound number: giving it this one frees the number it had.",
+        description:
+          "The agent's inboundDid follows. An agent has one inbound number: giving it this one frees the number it had.",
         params: IdParams,
         body: UpdatePhoneNumberBody,
         response: responses(PhoneNumber),
@@ -106,7 +124,12 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     '/phone-numbers/:id',
     {
       config: { access: manage },
-      schema: { tags, summary: "Release a number; its agent's inboundDid is cleared", params: IdParams, response: responses(DeletedBody) },
+      schema: {
+        tags,
+        summary: "Release a number; its agent's inboundDid is cleared",
+        params: IdParams,
+        response: responses(DeletedBody),
+      },
     },
     async (req) => numbers.remove(req.auth, req.params.id),
   );
@@ -114,7 +137,12 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     '/phone-numbers/:id/recheck-reputation',
     {
       config: { access: route },
-      schema: { tags, summary: "Check the number's reputation now", params: IdParams, response: responses(NumberReputation) },
+      schema: {
+        tags,
+        summary: "Check the number's reputation now",
+        params: IdParams,
+        response: responses(NumberReputation),
+      },
     },
     async (req) => numbers.recheckReputation(req.auth, req.params.id),
   );

@@ -11,7 +11,12 @@ import type { AuthService } from '../auth/auth.service.js';
 import type { AgentsService } from '../agents/agents.service.js';
 import type { CallsService } from '../calls/calls.service.js';
 import type { NewPhoneNumber, NumbersRepo, NumbersTx, PhoneNumberRow } from './numbers.repo.js';
-import type { AddPhoneNumberInput, InventorySearchQuery, PurchaseInput, UpdatePhoneNumberInput } from './numbers.schemas.js';
+import type {
+  AddPhoneNumberInput,
+  InventorySearchQuery,
+  PurchaseInput,
+  UpdatePhoneNumberInput,
+} from './numbers.schemas.js';
 import { REPUTATION_WINDOW_MS, scoreReputation, SHORT_CALL_SECONDS, type NumberActivity } from './reputation.js';
 import { simInventory, simOfferFor, type NumberOffer } from './sim-carrier.js';
 
@@ -59,7 +64,10 @@ const toReputation = (row: PhoneNumberRow) => ({ phoneNumberId: row.id, number: 
 function describeNumber(e164: string) {
   const parsed = parsePhoneNumberFromString(e164);
   if (!parsed?.country) return null;
-  return { country: parsed.country, areaCode: parsed.countryCallingCode === '1' ? parsed.nationalNumber.slice(0, 3) : null };
+  return {
+    country: parsed.country,
+    areaCode: parsed.countryCallingCode === '1' ? parsed.nationalNumber.slice(0, 3) : null,
+  };
 }
 
 export interface NumbersDeps {
@@ -93,7 +101,11 @@ export function createNumbersService(deps: NumbersDeps) {
     config.numberMonthlyFeesUsd[country] ?? config.numberMonthlyFeesUsd['*'];
 
   /** The carrier's numbers in an area, or a 400 naming the field that makes it have none. */
-  function inventoryOf(country: string, areaCode: string, where: 'querystring' | 'body'): { offers: NumberOffer[]; fee: string } {
+  function inventoryOf(
+    country: string,
+    areaCode: string,
+    where: 'querystring' | 'body',
+  ): { offers: NumberOffer[]; fee: string } {
     const fee = feeFor(country);
     if (fee === undefined) throw invalidField(`${where}/country`, `numbers in ${country} are not for sale here`);
     const inventory = simInventory(country, areaCode);
@@ -106,7 +118,12 @@ export function createNumbersService(deps: NumbersDeps) {
     return offers.filter((offer) => !taken.has(offer.number));
   }
 
-  const assignedEvent = (row: PhoneNumberRow, previousAgentId: string | null, actor: Actor | null, reason?: string) => ({
+  const assignedEvent = (
+    row: PhoneNumberRow,
+    previousAgentId: string | null,
+    actor: Actor | null,
+    reason?: string,
+  ) => ({
     type: 'phone_number.assigned' as const,
     accountId: row.account_id,
     subject: { type: 'phone_number', id: row.id },
@@ -152,13 +169,22 @@ export function createNumbersService(deps: NumbersDeps) {
     if (rows.length === 0) return [];
     const now = clock.now();
     // Read before the transaction: on PGlite the pool is the transaction's one connection.
-    const activity = await calls.numberActivity(accountId, rows.map((row) => row.number), new Date(now.getTime() - REPUTATION_WINDOW_MS), SHORT_CALL_SECONDS);
+    const activity = await calls.numberActivity(
+      accountId,
+      rows.map((row) => row.number),
+      new Date(now.getTime() - REPUTATION_WINDOW_MS),
+      SHORT_CALL_SECONDS,
+    );
     const byNumber = new Map(activity.map((a) => [a.fromNumber, a]));
     return repo.transaction(async (tx) => {
       const checked: PhoneNumberRow[] = [];
       for (const row of rows) {
         const counts: NumberActivity = byNumber.get(row.number) ?? { calls: 0, answered: 0, short: 0 };
-        const updated = await tx.setReputation(accountId, row.id, { ...scoreReputation(counts), ...counts, checkedAt: now });
+        const updated = await tx.setReputation(accountId, row.id, {
+          ...scoreReputation(counts),
+          ...counts,
+          checkedAt: now,
+        });
         // Released meanwhile: nothing to show for it.
         if (updated) checked.push(updated);
       }
@@ -182,7 +208,8 @@ export function createNumbersService(deps: NumbersDeps) {
       const number = await e164(auth.accountId, input.number, 'body/number');
       const now = clock.now();
       const described = describeNumber(number);
-      if (!described) throw invalidField('body/number', 'belongs to no country (a global service number); add a number of a country');
+      if (!described)
+        throw invalidField('body/number', 'belongs to no country (a global service number); add a number of a country');
       const { country, areaCode } = described;
       const row: NewPhoneNumber = {
         id: newId(),
@@ -211,7 +238,9 @@ export function createNumbersService(deps: NumbersDeps) {
       const own = await repo.findByNumber(auth.accountId, number);
       throw new AppError(
         'conflict',
-        own ? `${number} is already one of this account's numbers` : `${number} is already registered to another account`,
+        own
+          ? `${number} is already one of this account's numbers`
+          : `${number} is already registered to another account`,
         { number, ...(own ? { id: own.id } : {}) },
       );
     },
@@ -233,7 +262,10 @@ export function createNumbersService(deps: NumbersDeps) {
         if (agentId) {
           if (!(await agents.setInboundNumber(tx, auth.accountId, agentId, current.number))) throw notFound('Agent');
           const previous = await tx.findByAgent(auth.accountId, agentId);
-          if (previous) await tx.emit(assignedEvent(await tx.setAgent(auth.accountId, previous.id, null, now), agentId, actor, 'moved'));
+          if (previous)
+            await tx.emit(
+              assignedEvent(await tx.setAgent(auth.accountId, previous.id, null, now), agentId, actor, 'moved'),
+            );
         }
         const row = await tx.setAgent(auth.accountId, id, agentId, now);
         await tx.emit(assignedEvent(row, current.agent_id, actor));
@@ -264,7 +296,9 @@ export function createNumbersService(deps: NumbersDeps) {
       const country = query.country.toUpperCase();
       const { offers, fee } = inventoryOf(country, query.areaCode, 'querystring');
       const free = await freeOffers(offers);
-      const page = free.slice(query.offset, query.offset + query.limit).map((offer) => ({ ...offer, monthlyFeeUsd: fee }));
+      const page = free
+        .slice(query.offset, query.offset + query.limit)
+        .map((offer) => ({ ...offer, monthlyFeeUsd: fee }));
       return envelope('availableNumbers', page, free.length, query);
     },
 
@@ -276,9 +310,14 @@ export function createNumbersService(deps: NumbersDeps) {
         }
         const number = await e164(auth.accountId, input.number, 'body/number');
         const offer = simOfferFor(number);
-        if (!offer) throw invalidField('body/number', 'is not a number the built-in carrier sells: pick one from the inventory search');
+        if (!offer)
+          throw invalidField(
+            'body/number',
+            'is not a number the built-in carrier sells: pick one from the inventory search',
+          );
         const fee = feeFor(offer.country);
-        if (fee === undefined) throw invalidField('body/number', `is in ${offer.country}, where numbers are not for sale here`);
+        if (fee === undefined)
+          throw invalidField('body/number', `is in ${offer.country}, where numbers are not for sale here`);
         const row = await repo.transaction((tx) => buy(tx, auth, offer, fee));
         if (!row) throw new AppError('conflict', `${number} is no longer available`, { number });
         return toPhoneNumber(row);
@@ -298,7 +337,10 @@ export function createNumbersService(deps: NumbersDeps) {
         return undefined;
       });
       if (!row) {
-        throw new AppError('conflict', `No free numbers left in area code ${input.areaCode} (${country})`, { country, areaCode: input.areaCode });
+        throw new AppError('conflict', `No free numbers left in area code ${input.areaCode} (${country})`, {
+          country,
+          areaCode: input.areaCode,
+        });
       }
       return toPhoneNumber(row);
     },
@@ -307,7 +349,9 @@ export function createNumbersService(deps: NumbersDeps) {
     async reputations(auth: Auth, page: Page) {
       const { items, total } = await repo.list(auth.accountId, {}, page);
       const staleBefore = clock.now().getTime() - REPUTATION_MAX_AGE_MS;
-      const stale = items.filter((row) => row.reputation_checked_at === null || row.reputation_checked_at.getTime() < staleBefore);
+      const stale = items.filter(
+        (row) => row.reputation_checked_at === null || row.reputation_checked_at.getTime() < staleBefore,
+      );
       const fresh = new Map((await checkReputation(auth.accountId, stale)).map((row) => [row.id, row]));
       const rows = items.map((row) => fresh.get(row.id) ?? row).filter((row) => reputationOf(row) !== null);
       return envelope('reputations', rows.map(toReputation), total, page);
@@ -325,8 +369,18 @@ export function createNumbersService(deps: NumbersDeps) {
       const row = await repo.findByNumber(auth.accountId, number);
       if (!row) throw new AppError('not_found', `${number} is not one of this account's numbers`);
       const agent = row.agent_id ? await agents.liveAgent(auth.accountId, row.agent_id) : undefined;
-      if (!agent) throw new AppError('not_found', `No agent takes calls to ${number}; assign one to the number`, { phoneNumberId: row.id });
-      return { number, phoneNumberId: row.id, agentId: agent.id, agentName: agent.name, agentStatus: agent.status, accountId: auth.accountId };
+      if (!agent)
+        throw new AppError('not_found', `No agent takes calls to ${number}; assign one to the number`, {
+          phoneNumberId: row.id,
+        });
+      return {
+        number,
+        phoneNumberId: row.id,
+        agentId: agent.id,
+        agentName: agent.name,
+        agentStatus: agent.status,
+        accountId: auth.accountId,
+      };
     },
 
     /**
@@ -336,9 +390,13 @@ export function createNumbersService(deps: NumbersDeps) {
     async forCampaign(accountId: string, ids: readonly string[]) {
       const rows = (await Promise.all(ids.map((id) => repo.find(accountId, id)))).filter((row) => row !== undefined);
       const staleBefore = clock.now().getTime() - REPUTATION_MAX_AGE_MS;
-      const stale = rows.filter((row) => row.reputation_checked_at === null || row.reputation_checked_at.getTime() < staleBefore);
+      const stale = rows.filter(
+        (row) => row.reputation_checked_at === null || row.reputation_checked_at.getTime() < staleBefore,
+      );
       const fresh = new Map((await checkReputation(accountId, stale)).map((row) => [row.id, row]));
-      return rows.map((row) => fresh.get(row.id) ?? row).map((row) => ({ id: row.id, number: row.number, label: row.reputation_label }));
+      return rows
+        .map((row) => fresh.get(row.id) ?? row)
+        .map((row) => ({ id: row.id, number: row.number, label: row.reputation_label }));
     },
 
     /**

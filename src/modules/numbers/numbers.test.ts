@@ -13,7 +13,12 @@ after(() => t.close());
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 const call = (who: SignedUp, method: Method, url: string, payload?: unknown) =>
-  t.app.inject({ method, url: `/api/v1${url}`, headers: who.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  t.app.inject({
+    method,
+    url: `/api/v1${url}`,
+    headers: who.headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 
 async function ok(who: SignedUp, method: Method, url: string, payload?: unknown) {
   const response = await call(who, method, url, payload);
@@ -23,12 +28,19 @@ async function ok(who: SignedUp, method: Method, url: string, payload?: unknown)
 
 const addNumber = (who: SignedUp, number: string) => ok(who, 'POST', '/phone-numbers', { number });
 const createAgent = (who: SignedUp, name = 'Receptionist') => ok(who, 'POST', '/agents', { name });
-const agentOf = async (who: SignedUp, id: string) => (await ok(who, 'GET', `/agents/${id}`)) as { inboundDid: string | null };
+const agentOf = async (who: SignedUp, id: string) =>
+  (await ok(who, 'GET', `/agents/${id}`)) as { inboundDid: string | null };
 const numberRows = (accountId: string) =>
   t.infra.database.db.selectFrom('phone_numbers').selectAll().where('account_id', '=', accountId).execute();
 const eventTypes = async (accountId: string) =>
-  (await t.infra.database.db.selectFrom('domain_events').select(['type', 'data']).where('account_id', '=', accountId).orderBy('occurred_at').execute())
-    .filter((e) => e.type.startsWith('phone_number.'));
+  (
+    await t.infra.database.db
+      .selectFrom('domain_events')
+      .select(['type', 'data'])
+      .where('account_id', '=', accountId)
+      .orderBy('occurred_at')
+      .execute()
+  ).filter((e) => e.type.startsWith('phone_number.'));
 
 test('adding a number the account owns: normalized to E.164, listed with its country and area code', async () => {
   const user = await signUp(t.app);
@@ -56,11 +68,17 @@ test('adding a number the account owns: normalized to E.164, listed with its cou
 
   const list = await ok(user, 'GET', '/phone-numbers');
   assert.equal(list.total, 2);
-  assert.deepEqual(list.phoneNumbers.map((n: { number: string }) => n.number), ['+442079460958', '+14155552671']);
+  assert.deepEqual(
+    list.phoneNumbers.map((n: { number: string }) => n.number),
+    ['+442079460958', '+14155552671'],
+  );
   const page = await ok(user, 'GET', '/phone-numbers?limit=1&offset=1');
   assert.deepEqual([page.phoneNumbers.length, page.total, page.limit, page.offset], [1, 2, 1, 1]);
   assert.equal(page.phoneNumbers[0].number, '+14155552671');
-  assert.deepEqual((await eventTypes(user.accountId)).map((e) => e.type), ['phone_number.added', 'phone_number.added']);
+  assert.deepEqual(
+    (await eventTypes(user.accountId)).map((e) => e.type),
+    ['phone_number.added', 'phone_number.added'],
+  );
 });
 
 test('bad numbers are a 400 naming the field, and write nothing', async () => {
@@ -153,7 +171,12 @@ test('an agent has one inbound number: assigning it a second moves it; moving a 
   await ok(user, 'PATCH', `/phone-numbers/${first.id}`, { agentId: sally.id });
   await ok(user, 'PATCH', `/phone-numbers/${second.id}`, { agentId: sally.id });
   const byNumber = async () =>
-    Object.fromEntries((await ok(user, 'GET', '/phone-numbers')).phoneNumbers.map((n: { number: string; agentId: string | null }) => [n.number, n.agentId]));
+    Object.fromEntries(
+      (await ok(user, 'GET', '/phone-numbers')).phoneNumbers.map((n: { number: string; agentId: string | null }) => [
+        n.number,
+        n.agentId,
+      ]),
+    );
   assert.deepEqual(await byNumber(), { '+14155550121': null, '+14155550122': sally.id });
   assert.equal((await agentOf(user, sally.id)).inboundDid, '+14155550122');
   const unassigned = await ok(user, 'GET', '/phone-numbers/unassigned');
@@ -182,7 +205,9 @@ test('assignment refuses bad bodies and unknown agents, and changes nothing', as
     assert.equal(response.statusCode, 400, `${JSON.stringify(payload)}: ${response.body}`);
     assert.equal(errorBody(response).error, 'validation_failed');
   }
-  const missing = await call(user, 'PATCH', `/phone-numbers/${number.id}`, { agentId: '00000000-0000-4000-8000-000000000009' });
+  const missing = await call(user, 'PATCH', `/phone-numbers/${number.id}`, {
+    agentId: '00000000-0000-4000-8000-000000000009',
+  });
   assert.equal(missing.statusCode, 404);
   assert.equal(errorBody(missing).message, 'Agent not found');
   assert.equal((await agentOf(user, agent.id)).inboundDid, '+14155550131', 'the failed move left the old agent routed');
@@ -201,7 +226,10 @@ test("deleting a number releases its agent's inboundDid; the number can then be 
   assert.equal((await ok(alice, 'GET', '/phone-numbers')).total, 0);
   assert.equal((await call(alice, 'DELETE', `/phone-numbers/${number.id}`)).statusCode, 404);
   const released = (await eventTypes(alice.accountId)).at(-1)!;
-  assert.deepEqual(released, { type: 'phone_number.released', data: { number: '+14155550141', source: 'byo', agentId: agent.id } });
+  assert.deepEqual(released, {
+    type: 'phone_number.released',
+    data: { number: '+14155550141', source: 'byo', agentId: agent.id },
+  });
   // Released, it is free for anyone.
   assert.equal((await addNumber(bob, '+14155550141')).number, '+14155550141');
 });
@@ -235,7 +263,8 @@ test('the inbound route names the agent that takes calls to a number of the acco
   assert.equal(elsewhere.statusCode, 404);
   assert.equal(errorBody(elsewhere).message, "+14155550151 is not one of this account's numbers");
   assert.equal((await route(user, '+14155550199')).statusCode, 404);
-  for (const bad of ['', 'abc', '+1415', '\u0000+14155550151']) assert.equal((await route(user, bad)).statusCode, 400, JSON.stringify(bad));
+  for (const bad of ['', 'abc', '+1415', '\u0000+14155550151'])
+    assert.equal((await route(user, bad)).statusCode, 400, JSON.stringify(bad));
   assert.equal((await call(user, 'GET', '/inbound/route')).statusCode, 400);
 
   // What the call engine uses: the same lookup across accounts, by E.164 alone.
@@ -284,9 +313,17 @@ test('numbers: anyone reads, members route, admins add, buy and release', async 
   const agent = await createAgent(owner);
   const asRole = async (role: 'viewer' | 'member' | 'admin') => {
     const user = await signUp(t.app);
-    await t.infra.database.db.insertInto('memberships').values({ account_id: owner.accountId, user_id: user.userId, role }).execute();
+    await t.infra.database.db
+      .insertInto('memberships')
+      .values({ account_id: owner.accountId, user_id: user.userId, role })
+      .execute();
     const cookie = { cookie: user.cookie };
-    const switched = await t.app.inject({ method: 'POST', url: '/api/v1/auth/switch-account', headers: cookie, payload: { accountId: owner.accountId } });
+    const switched = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/switch-account',
+      headers: cookie,
+      payload: { accountId: owner.accountId },
+    });
     assert.equal(switched.statusCode, 200);
     return (method: Method, url: string, payload?: object) =>
       t.app.inject({ method, url: `/api/v1${url}`, headers: cookie, ...(payload ? { payload } : {}) });
@@ -310,7 +347,12 @@ test("deleting an agent frees its number a moment later (the agent's inboundDid 
   const number = await addNumber(user, '+14155550181');
   const agent = await createAgent(user);
   await ok(user, 'PATCH', `/phone-numbers/${number.id}`, { agentId: agent.id });
-  const workers = await startJobWorkers({ db: t.infra.database.db, services: t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  const workers = await startJobWorkers({
+    db: t.infra.database.db,
+    services: t.services,
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
   try {
     await ok(user, 'DELETE', `/agents/${agent.id}`);
     // Routing stops at once: the number's agent is gone.
@@ -324,9 +366,17 @@ test("deleting an agent frees its number a moment later (the agent's inboundDid 
     assert.equal(unassigned.total, 1);
     assert.equal(unassigned.phoneNumbers[0].agentId, null);
     const last = (await eventTypes(user.accountId)).at(-1)!;
-    assert.deepEqual(last, { type: 'phone_number.assigned', data: { number: '+14155550181', agentId: null, previousAgentId: agent.id, reason: 'agent_deleted' } });
+    assert.deepEqual(last, {
+      type: 'phone_number.assigned',
+      data: { number: '+14155550181', agentId: null, previousAgentId: agent.id, reason: 'agent_deleted' },
+    });
     // Delivered twice, the second delivery frees nothing.
-    const event = await t.infra.database.db.selectFrom('domain_events').select('id').where('type', '=', 'agent.deleted').where('subject_id', '=', agent.id).executeTakeFirstOrThrow();
+    const event = await t.infra.database.db
+      .selectFrom('domain_events')
+      .select('id')
+      .where('type', '=', 'agent.deleted')
+      .where('subject_id', '=', agent.id)
+      .executeTakeFirstOrThrow();
     assert.equal(await t.services.numbers.releaseDeletedAgent((await t.services.events.find(event.id))!), 0);
   } finally {
     await workers.stop(5_000);

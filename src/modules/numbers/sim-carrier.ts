@@ -7,7 +7,12 @@
  * code that does not exist there (or a toll-free or premium prefix) has no numbers. The offer for an area code is
  * deterministic: always the same numbers in the same order.
  */
-import { getCountryCallingCode, isSupportedCountry, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import {
+  getCountryCallingCode,
+  isSupportedCountry,
+  parsePhoneNumberFromString,
+  type CountryCode,
+} from 'libphonenumber-js/max';
 import type { NumberCapability } from './numbers.tables.js';
 
 export interface NumberOffer {
@@ -82,9 +87,13 @@ export function simInventory(country: string, areaCode: string): NumberOffer[] |
 }
 
 function workOutInventory(country: string, areaCode: string): NumberOffer[] | InventoryProblem {
-  if (!isSupportedCountry(country)) return { problem: 'country', message: `${country} is not a country with phone numbers` };
+  if (!isSupportedCountry(country))
+    return { problem: 'country', message: `${country} is not a country with phone numbers` };
   if (!carrierSellsIn(country)) {
-    return { problem: 'country', message: `the built-in carrier sells numbers in the +1 countries (US, CA, ...) and GB, not in ${country}` };
+    return {
+      problem: 'country',
+      message: `the built-in carrier sells numbers in the +1 countries (US, CA, ...) and GB, not in ${country}`,
+    };
   }
   const callingCode = getCountryCallingCode(country);
   const capabilities: NumberCapability[] = isNanp(country) ? ['voice', 'sms'] : ['voice'];
@@ -99,7 +108,10 @@ function workOutInventory(country: string, areaCode: string): NumberOffer[] | In
   }
   if (offers.length > 0) return offers;
   const codes = isNanp(country) ? '' : ` (it has ${Object.keys(UK_DRAMA_BLOCKS).join(', ')})`;
-  return { problem: 'areaCode', message: `${areaCode} is not a local area code the built-in carrier has numbers in for ${country}${codes}` };
+  return {
+    problem: 'areaCode',
+    message: `${areaCode} is not a local area code the built-in carrier has numbers in for ${country}${codes}`,
+  };
 }
 
 /** The carrier's offer for one E.164 number, or null when it does not sell that number. */
@@ -108,7 +120,9 @@ export function simOfferFor(e164: string): NumberOffer | null {
   const country = parsed?.country;
   if (!parsed || !country || !carrierSellsIn(country)) return null;
   const national = parsed.nationalNumber;
-  const areaCodes = isNanp(country) ? [national.slice(0, 3)] : Object.keys(UK_DRAMA_BLOCKS).filter((code) => national.startsWith(code));
+  const areaCodes = isNanp(country)
+    ? [national.slice(0, 3)]
+    : Object.keys(UK_DRAMA_BLOCKS).filter((code) => national.startsWith(code));
   for (const areaCode of areaCodes) {
     const inventory = simInventory(country, areaCode);
     const offer = Array.isArray(inventory) ? inventory.find((o) => o.number === parsed.number) : undefined;

@@ -11,7 +11,8 @@ export function safetyRoutes(app: App, { safety }: { safety: SafetyService }) {
       config: { access: allow.account('account.read') },
       schema: {
         tags: ['agents'],
-        summary: 'Check an agent definition, or a saved agent, against the safety rules (and a model review when an LLM is configured)',
+        summary:
+          'Check an agent definition, or a saved agent, against the safety rules (and a model review when an LLM is configured)',
         description:
           'Nothing is saved. The rules always run and give the same findings for the same definition; any error finding fails the check.',
         body: SafetyCheckBody,

@@ -10,16 +10,44 @@ export type SafetySeverity = (typeof SAFETY_SEVERITIES)[number];
 
 /** Every rule code, its severity and what it means (the README's table lists the same). */
 export const SAFETY_RULES = {
-  ai_disclosure_missing: { severity: 'error', meaning: 'Nothing tells the agent to say it is an AI (virtual assistant) when asked or at the start.' },
-  ai_disclosure_denied: { severity: 'error', meaning: 'A line tells the agent to deny being an AI or to claim to be a human.' },
-  opt_out_missing: { severity: 'error', meaning: 'Nothing tells the agent what to do when someone asks not to be called again ("stop calling", "do not call").' },
-  sensitive_data_request: { severity: 'error', meaning: 'A line asks for a card number, security code, Social Security number, password, PIN or one-time code.' },
+  ai_disclosure_missing: {
+    severity: 'error',
+    meaning: 'Nothing tells the agent to say it is an AI (virtual assistant) when asked or at the start.',
+  },
+  ai_disclosure_denied: {
+    severity: 'error',
+    meaning: 'A line tells the agent to deny being an AI or to claim to be a human.',
+  },
+  opt_out_missing: {
+    severity: 'error',
+    meaning:
+      'Nothing tells the agent what to do when someone asks not to be called again ("stop calling", "do not call").',
+  },
+  sensitive_data_request: {
+    severity: 'error',
+    meaning: 'A line asks for a card number, security code, Social Security number, password, PIN or one-time code.',
+  },
   guaranteed_outcome: { severity: 'error', meaning: 'A line guarantees a medical, legal or financial outcome.' },
-  pressure_tactic: { severity: 'warning', meaning: 'A line uses pressure: false urgency, "act now", "last chance", not letting the person go.' },
-  collections_threat: { severity: 'error', meaning: 'A line threatens arrest, jail, a lawsuit, wage garnishment, seizure or telling others about a debt.' },
-  calling_hours: { severity: 'error', meaning: 'A line promises to call before 8:00 or after 21:00 in the callee\'s local time, or at any hour.' },
-  knowledge_injection: { severity: 'error', meaning: 'The knowledge base or FAQ holds text that reads as instructions to the model (prompt injection).' },
-  transfer_number_invalid: { severity: 'error', meaning: 'The transfer number is not a valid E.164 number (+, then 7 to 15 digits: country code and number).' },
+  pressure_tactic: {
+    severity: 'warning',
+    meaning: 'A line uses pressure: false urgency, "act now", "last chance", not letting the person go.',
+  },
+  collections_threat: {
+    severity: 'error',
+    meaning: 'A line threatens arrest, jail, a lawsuit, wage garnishment, seizure or telling others about a debt.',
+  },
+  calling_hours: {
+    severity: 'error',
+    meaning: "A line promises to call before 8:00 or after 21:00 in the callee's local time, or at any hour.",
+  },
+  knowledge_injection: {
+    severity: 'error',
+    meaning: 'The knowledge base or FAQ holds text that reads as instructions to the model (prompt injection).',
+  },
+  transfer_number_invalid: {
+    severity: 'error',
+    meaning: 'The transfer number is not a valid E.164 number (+, then 7 to 15 digits: country code and number).',
+  },
 } as const satisfies Record<string, { severity: SafetySeverity; meaning: string }>;
 export type SafetyRuleCode = keyof typeof SAFETY_RULES;
 
@@ -74,11 +102,14 @@ function linesOf(definition: AgentDefinition): Line[] {
 }
 
 /** A line that forbids or warns against what it names: "never", "do not", "don't", "must not", "avoid"… */
-const PROHIBITION = /\b(never|(do|does|must|should|will|may|can) not|cannot|(don|doesn|won|shouldn|mustn|can|isn|aren)['’]t|avoid|under no circumstances|not allowed|not permitted|forbidden|prohibited|instead of|rather than)\b/i;
+const PROHIBITION =
+  /\b(never|(do|does|must|should|will|may|can) not|cannot|(don|doesn|won|shouldn|mustn|can|isn|aren)['’]t|avoid|under no circumstances|not allowed|not permitted|forbidden|prohibited|instead of|rather than)\b/i;
 
-const AI_DISCLOSURE = /\b(an?\s+AI\b|A\.I\.|artificial intelligence|virtual (assistant|agent|receptionist)|automated (assistant|agent|system|caller)|digital assistant|AI (assistant|agent|receptionist))/i;
+const AI_DISCLOSURE =
+  /\b(an?\s+AI\b|A\.I\.|artificial intelligence|virtual (assistant|agent|receptionist)|automated (assistant|agent|system|caller)|digital assistant|AI (assistant|agent|receptionist))/i;
 /** "Never reveal you are an AI": the prohibition is the problem here. */
-const AI_HIDING = /\b(never|don['’]t|do not|must not)\s+(reveal|admit|say|disclose|mention|tell|let (them|anyone|the caller) know)\b[^.]*\b(AI|artificial|bot|automated|virtual|machine|robot)\b/i;
+const AI_HIDING =
+  /\b(never|don['’]t|do not|must not)\s+(reveal|admit|say|disclose|mention|tell|let (them|anyone|the caller) know)\b[^.]*\b(AI|artificial|bot|automated|virtual|machine|robot)\b/i;
 /** "Say you are a real person": a problem unless the line forbids it. */
 const AI_IMPERSONATION = [
   /\b(say|claim|insist|pretend|tell (them|the caller|people|anyone))\b[^.]*\byou(\s+are|['’]re)\s+(a\s+)?(real\s+)?(human|person|live agent)\b/i,
@@ -86,26 +117,45 @@ const AI_IMPERSONATION = [
   /\b(deny|denies)\s+(being|that you are)\s+(an?\s+)?(AI|bot|robot|machine|virtual|automated)/i,
 ];
 
-const OPT_OUT = /\b(stop calling|do[- ]not[- ]call|don['’]t call|no more calls|remove (me|them|him|her|their number|the number|you)|take (me|them|him|her|you) off|opt[- ]?out|unsubscribe|not to be (called|contacted)|stop contacting)\b/i;
+const OPT_OUT =
+  /\b(stop calling|do[- ]not[- ]call|don['’]t call|no more calls|remove (me|them|him|her|their number|the number|you)|take (me|them|him|her|you) off|opt[- ]?out|unsubscribe|not to be (called|contacted)|stop contacting)\b/i;
 
-const ASKING = /\b(ask|asks|asking|collect|get|gather|request|take|obtain|confirm|verify|read (back|out)|record|need|provide|give|share|spell|repeat|enter|say)\b/i;
+const ASKING =
+  /\b(ask|asks|asking|collect|get|gather|request|take|obtain|confirm|verify|read (back|out)|record|need|provide|give|share|spell|repeat|enter|say)\b/i;
 const SENSITIVE = [
-  { pattern: /\b(credit|debit|bank)\s*card\s*(number|details|info)?|\bcard\s+number|\bCVV\b|\bCVC\b|security code|expiration date|expiry date/i, what: 'payment card details' },
-  { pattern: /\b(SSN|social security( number)?|national insurance number|tax id)\b/i, what: 'a Social Security number' },
+  {
+    pattern:
+      /\b(credit|debit|bank)\s*card\s*(number|details|info)?|\bcard\s+number|\bCVV\b|\bCVC\b|security code|expiration date|expiry date/i,
+    what: 'payment card details',
+  },
+  {
+    pattern: /\b(SSN|social security( number)?|national insurance number|tax id)\b/i,
+    what: 'a Social Security number',
+  },
   { pattern: /\bpass(word|code|phrase)s?\b/i, what: 'a password' },
-  { pattern: /\b(one[- ]time (code|password|passcode|pin)|OTP|verification code|2FA code|two[- ]factor code|PIN( number| code)?)\b/, what: 'a one-time code or PIN' },
+  {
+    pattern:
+      /\b(one[- ]time (code|password|passcode|pin)|OTP|verification code|2FA code|two[- ]factor code|PIN( number| code)?)\b/,
+    what: 'a one-time code or PIN',
+  },
   { pattern: /\b(bank account number|routing number|account and routing)\b/i, what: 'bank account numbers' },
 ];
 
-const GUARANTEE = /\b(guarantee[ds]?|guaranteeing|promise[ds]?|100\s?%|definitely|certainly|assured?|risk[- ]free|no risk|can['’]t lose|will (be )?(cure|heal|fix|win|approve|double|erase))/i;
-const REGULATED_OUTCOME = /\b(cure[ds]?|heal(ed|s)?|pain[- ]free|recover(y)?|diagnos\w*|treatment result|results|outcome|win(ning)?|case|lawsuit|settlement|verdict|acquittal|compensation|returns?|profit\w*|invest\w*|income|earnings|approv\w*|loan|credit score|debt[- ]free|erase your debt|savings|interest rate|refund)\b/i;
+const GUARANTEE =
+  /\b(guarantee[ds]?|guaranteeing|promise[ds]?|100\s?%|definitely|certainly|assured?|risk[- ]free|no risk|can['’]t lose|will (be )?(cure|heal|fix|win|approve|double|erase))/i;
+const REGULATED_OUTCOME =
+  /\b(cure[ds]?|heal(ed|s)?|pain[- ]free|recover(y)?|diagnos\w*|treatment result|results|outcome|win(ning)?|case|lawsuit|settlement|verdict|acquittal|compensation|returns?|profit\w*|invest\w*|income|earnings|approv\w*|loan|credit score|debt[- ]free|erase your debt|savings|interest rate|refund)\b/i;
 
-const PRESSURE = /\b(act now|today only|limited[- ]time|last chance|only \d+ (left|spots|slots)|offer expires|expires (today|tonight)|before it['’]?s too late|decide (right )?now|must decide|don['’]t (let them|let the (caller|customer|person)) (hang up|go|think)|do not let (them|the caller|the customer|the person) (hang up|go|think)|keep pushing|never take no|don['’]t take no|do not take no|rush (them|the caller)|scare (them|the caller)|create (a sense of )?urgency|fear of missing out)\b/i;
+const PRESSURE =
+  /\b(act now|today only|limited[- ]time|last chance|only \d+ (left|spots|slots)|offer expires|expires (today|tonight)|before it['’]?s too late|decide (right )?now|must decide|don['’]t (let them|let the (caller|customer|person)) (hang up|go|think)|do not let (them|the caller|the customer|the person) (hang up|go|think)|keep pushing|never take no|don['’]t take no|do not take no|rush (them|the caller)|scare (them|the caller)|create (a sense of )?urgency|fear of missing out)\b/i;
 
-const THREAT = /\b(arrest(ed)?|jail|prison|police|sheriff|criminal charges|prosecut\w*|sue (you|them)|take (you|them) to court|legal action against|lawsuit against|garnish\w*|seiz(e|ure)|repossess\w*|tell (your|their) (employer|boss|family|neighbou?rs|friends|relatives)|contact (your|their) (employer|boss|family|neighbou?rs|friends)|ruin (your|their) credit|deport\w*)\b/i;
+const THREAT =
+  /\b(arrest(ed)?|jail|prison|police|sheriff|criminal charges|prosecut\w*|sue (you|them)|take (you|them) to court|legal action against|lawsuit against|garnish\w*|seiz(e|ure)|repossess\w*|tell (your|their) (employer|boss|family|neighbou?rs|friends|relatives)|contact (your|their) (employer|boss|family|neighbou?rs|friends)|ruin (your|their) credit|deport\w*)\b/i;
 
-const CALL_PROMISE = /\b(call(ing)? (you|them|him|her|the (caller|customer|patient|client|lead)) (back|again)?|call back|callback|follow[- ]up call|ring (you|them) back|reach out by phone)\b/i;
-const ANY_HOUR = /\b(any ?time|at any hour|24\/7|24 hours|around the clock|midnight|late at night|late in the evening|early in the morning|overnight|middle of the night)\b/i;
+const CALL_PROMISE =
+  /\b(call(ing)? (you|them|him|her|the (caller|customer|patient|client|lead)) (back|again)?|call back|callback|follow[- ]up call|ring (you|them) back|reach out by phone)\b/i;
+const ANY_HOUR =
+  /\b(any ?time|at any hour|24\/7|24 hours|around the clock|midnight|late at night|late in the evening|early in the morning|overnight|middle of the night)\b/i;
 const CLOCK_TIME = /\b(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?=\W|$)/gi;
 const EARLIEST_HOUR = 8;
 const LATEST_HOUR = 21;
@@ -122,12 +172,19 @@ function clockHours(text: string): number[] {
   });
 }
 
-const INJECTION = /(ignore (all |any )?(the )?(previous|prior|above|earlier|your) (instructions|rules|prompts?)|disregard (all |any |the )?(previous|prior|above|your|these)|forget (all |your )?(previous |prior )?instructions|new instructions:|you are now\b|from now on,? you (are|will|must)|act as (an?|the) |system prompt|developer mode|jailbreak|do anything now|<\|im_start\|>|<\|system\|>|^\s*#{1,3}\s*system\b|\[\s*system\s*\]|override (your|the) (rules|instructions|safety)|reveal (your|the) (prompt|instructions))/i;
+const INJECTION =
+  /(ignore (all |any )?(the )?(previous|prior|above|earlier|your) (instructions|rules|prompts?)|disregard (all |any |the )?(previous|prior|above|your|these)|forget (all |your )?(previous |prior )?instructions|new instructions:|you are now\b|from now on,? you (are|will|must)|act as (an?|the) |system prompt|developer mode|jailbreak|do anything now|<\|im_start\|>|<\|system\|>|^\s*#{1,3}\s*system\b|\[\s*system\s*\]|override (your|the) (rules|instructions|safety)|reveal (your|the) (prompt|instructions))/i;
 const INJECTION_PARTS: readonly CheckedPart[] = ['knowledgeBase', 'faq'];
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 
-function finding(code: SafetyRuleCode, at: Line | null, message: string, suggestion: string, part: CheckedPart | null = at?.part ?? null): Finding {
+function finding(
+  code: SafetyRuleCode,
+  at: Line | null,
+  message: string,
+  suggestion: string,
+  part: CheckedPart | null = at?.part ?? null,
+): Finding {
   return {
     code,
     severity: SAFETY_RULES[code].severity,
@@ -147,7 +204,8 @@ export function runSafetyRules(definition: AgentDefinition): Finding[] {
   const prohibits = (line: Line) => PROHIBITION.test(line.text);
 
   const denials = lines.filter(
-    (line) => AI_HIDING.test(line.text) || (!prohibits(line) && AI_IMPERSONATION.some((pattern) => pattern.test(line.text))),
+    (line) =>
+      AI_HIDING.test(line.text) || (!prohibits(line) && AI_IMPERSONATION.some((pattern) => pattern.test(line.text))),
   );
   const discloses = lines.some((line) => AI_DISCLOSURE.test(line.text) && !denials.includes(line));
   if (!discloses) {
@@ -161,7 +219,14 @@ export function runSafetyRules(definition: AgentDefinition): Finding[] {
     );
   }
   for (const line of denials) {
-    findings.push(finding('ai_disclosure_denied', line, 'This line tells the agent to hide that it is an AI.', 'Remove it, and tell the agent to answer honestly that it is an AI assistant when asked.'));
+    findings.push(
+      finding(
+        'ai_disclosure_denied',
+        line,
+        'This line tells the agent to hide that it is an AI.',
+        'Remove it, and tell the agent to answer honestly that it is an AI assistant when asked.',
+      ),
+    );
   }
 
   if (!lines.some((line) => OPT_OUT.test(line.text))) {
@@ -203,9 +268,18 @@ export function runSafetyRules(definition: AgentDefinition): Finding[] {
   }
 
   for (const line of lines) {
-    if (!PRESSURE.test(line.text) || (prohibits(line) && !/\bdon['’]t (let|take)|\bdo not (let|take)|never take no/i.test(line.text))) continue;
+    if (
+      !PRESSURE.test(line.text) ||
+      (prohibits(line) && !/\bdon['’]t (let|take)|\bdo not (let|take)|never take no/i.test(line.text))
+    )
+      continue;
     findings.push(
-      finding('pressure_tactic', line, 'This line pressures the person instead of letting them decide.', 'Offer the choice calmly, accept a no at once, and offer to follow up if they want.'),
+      finding(
+        'pressure_tactic',
+        line,
+        'This line pressures the person instead of letting them decide.',
+        'Offer the choice calmly, accept a no at once, and offer to follow up if they want.',
+      ),
     );
   }
 
@@ -229,8 +303,8 @@ export function runSafetyRules(definition: AgentDefinition): Finding[] {
         finding(
           'calling_hours',
           line,
-          'This line promises a call outside 8:00–21:00 in the callee\'s local time.',
-          'Offer callbacks only between 8 am and 9 pm in the callee\'s local time.',
+          "This line promises a call outside 8:00–21:00 in the callee's local time.",
+          "Offer callbacks only between 8 am and 9 pm in the callee's local time.",
         ),
       );
     }
@@ -251,7 +325,13 @@ export function runSafetyRules(definition: AgentDefinition): Finding[] {
   const number = definition.transfer?.number;
   if (number !== undefined && number !== null && !E164.test(number)) {
     findings.push({
-      ...finding('transfer_number_invalid', null, `The transfer number "${excerptOf(number)}" is not E.164.`, 'Write it as + country code and number, digits only, e.g. +14155550123.', 'transfer.number'),
+      ...finding(
+        'transfer_number_invalid',
+        null,
+        `The transfer number "${excerptOf(number)}" is not E.164.`,
+        'Write it as + country code and number, digits only, e.g. +14155550123.',
+        'transfer.number',
+      ),
       excerpt: excerptOf(number),
     });
   }

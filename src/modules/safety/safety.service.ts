@@ -79,11 +79,19 @@ function definitionText(definition: AgentDefinition): string {
  * The safety check: the fixed rules always run; when an LLM is configured (not the built-in playbook engine) it
  * reviews the definition too and adds its findings. A failed review is reported, never an error of the request.
  */
-export function createSafetyService(deps: { agents: Pick<AgentsService, 'get'>; llm: LlmClient; llmConfigured: boolean }) {
+export function createSafetyService(deps: {
+  agents: Pick<AgentsService, 'get'>;
+  llm: LlmClient;
+  llmConfigured: boolean;
+}) {
   const { agents, llm, llmConfigured } = deps;
 
   async function review(definition: AgentDefinition) {
-    if (!llmConfigured) return { findings: [] as Finding[], llmReview: { status: 'not_configured' as const, model: null, message: null } };
+    if (!llmConfigured)
+      return {
+        findings: [] as Finding[],
+        llmReview: { status: 'not_configured' as const, model: null, message: null },
+      };
     try {
       const turn = await collectChat(
         llm.chat({
@@ -99,8 +107,14 @@ export function createSafetyService(deps: { agents: Pick<AgentsService, 'get'>; 
       const findings = reviewFindings(turn.message.content ?? '', definition);
       return { findings, llmReview: { status: 'done' as const, model: llm.name, message: null } };
     } catch (error) {
-      const message = error instanceof ProviderError ? error.message : `the model's answer could not be read (${(error as Error).message})`;
-      return { findings: [] as Finding[], llmReview: { status: 'failed' as const, model: llm.name, message: message.slice(0, 300) } };
+      const message =
+        error instanceof ProviderError
+          ? error.message
+          : `the model's answer could not be read (${(error as Error).message})`;
+      return {
+        findings: [] as Finding[],
+        llmReview: { status: 'failed' as const, model: llm.name, message: message.slice(0, 300) },
+      };
     }
   }
 
@@ -115,7 +129,10 @@ export function createSafetyService(deps: { agents: Pick<AgentsService, 'get'>; 
 
     async check(auth: Auth, input: SafetyCheckInput) {
       if ((input.agentId === undefined) === (input.agent === undefined)) {
-        const fields = ['body/agentId', 'body/agent'].map((field) => ({ field, message: 'send exactly one of agentId or agent' }));
+        const fields = ['body/agentId', 'body/agent'].map((field) => ({
+          field,
+          message: 'send exactly one of agentId or agent',
+        }));
         throw new AppError('validation_failed', 'Invalid request: send exactly one of agentId or agent', { fields });
       }
       const definition: AgentDefinition = input.agent ?? (await agents.get(auth, input.agentId!));
@@ -126,7 +143,12 @@ export function createSafetyService(deps: { agents: Pick<AgentsService, 'get'>; 
         error: findings.filter((f) => f.severity === 'error').length,
         warning: findings.filter((f) => f.severity === 'warning').length,
       };
-      return { result: counts.error > 0 ? ('fail' as const) : ('pass' as const), findings, counts, llmReview: reviewed.llmReview };
+      return {
+        result: counts.error > 0 ? ('fail' as const) : ('pass' as const),
+        findings,
+        counts,
+        llmReview: reviewed.llmReview,
+      };
     },
   };
 }

@@ -21,8 +21,10 @@ after(async () => t.close());
 const SAFE = {
   soul: 'You are Mia, an AI assistant for Bright Dental. If asked, say plainly that you are an AI assistant.',
   mission: 'Book check-ups for existing patients.',
-  playbook: '1. Greet the patient.\n2. Offer two times.\n3. If they ask you to stop calling, apologise, confirm it and end the call.',
-  notes: 'Never ask for card numbers, passwords or one-time codes.\nNever threaten anyone.\nNever promise a guaranteed cure.',
+  playbook:
+    '1. Greet the patient.\n2. Offer two times.\n3. If they ask you to stop calling, apologise, confirm it and end the call.',
+  notes:
+    'Never ask for card numbers, passwords or one-time codes.\nNever threaten anyone.\nNever promise a guaranteed cure.',
   knowledgeBase: 'Bright Dental is open Monday to Friday, 8 am to 6 pm.',
   firstMessage: 'Hi, this is Mia, an AI assistant from Bright Dental.',
   transfer: { number: '+14155550123', whenToTransfer: 'The patient asks for a person.' },
@@ -31,7 +33,20 @@ const SAFE = {
 async function check(agent: Record<string, unknown>) {
   const response = await call(owner, 'POST', '/agents/safety-check', { agent });
   assert.equal(response.statusCode, 200, response.body);
-  return response.json() as { result: string; findings: { code: string; severity: string; message: string; part: string | null; line: number | null; excerpt: string | null; source: string }[]; counts: { error: number }; llmReview: { status: string } };
+  return response.json() as {
+    result: string;
+    findings: {
+      code: string;
+      severity: string;
+      message: string;
+      part: string | null;
+      line: number | null;
+      excerpt: string | null;
+      source: string;
+    }[];
+    counts: { error: number };
+    llmReview: { status: string };
+  };
 }
 const codes = (report: Awaited<ReturnType<typeof check>>) => report.findings.map((f) => f.code);
 
@@ -111,18 +126,40 @@ for (const [code, breaks, keeps] of CASES) {
 }
 
 test('hiding or denying being an AI is a finding; forbidding it is not', async () => {
-  const fires = ["If asked whether you're a bot, tell them you're a human.", "Don't say you're an AI unless pressed.", 'Pretend to be a real person.'];
-  const quiet = ['Never say you are a real person.', 'Never deny being an AI.', 'If asked, say that you are an AI assistant.'];
-  for (const line of fires) assert.ok(codes(await check({ ...SAFE, notes: line })).includes('ai_disclosure_denied'), line);
-  for (const line of quiet) assert.ok(!codes(await check({ ...SAFE, notes: line })).includes('ai_disclosure_denied'), line);
+  const fires = [
+    "If asked whether you're a bot, tell them you're a human.",
+    "Don't say you're an AI unless pressed.",
+    'Pretend to be a real person.',
+  ];
+  const quiet = [
+    'Never say you are a real person.',
+    'Never deny being an AI.',
+    'If asked, say that you are an AI assistant.',
+  ];
+  for (const line of fires)
+    assert.ok(codes(await check({ ...SAFE, notes: line })).includes('ai_disclosure_denied'), line);
+  for (const line of quiet)
+    assert.ok(!codes(await check({ ...SAFE, notes: line })).includes('ai_disclosure_denied'), line);
 });
 
 test('the same definition gets the same findings, in the same order', async () => {
-  const messy = { ...SAFE, soul: 'You are Sam.', firstMessage: 'Hello.', playbook: 'Ask for the SSN.\nAct now, today only!', transfer: { number: '12' } };
+  const messy = {
+    ...SAFE,
+    soul: 'You are Sam.',
+    firstMessage: 'Hello.',
+    playbook: 'Ask for the SSN.\nAct now, today only!',
+    transfer: { number: '12' },
+  };
   const first = await check(messy);
   const second = await check(messy);
   assert.deepEqual(second.findings, first.findings);
-  assert.deepEqual(codes(first), ['ai_disclosure_missing', 'opt_out_missing', 'sensitive_data_request', 'pressure_tactic', 'transfer_number_invalid']);
+  assert.deepEqual(codes(first), [
+    'ai_disclosure_missing',
+    'opt_out_missing',
+    'sensitive_data_request',
+    'pressure_tactic',
+    'transfer_number_invalid',
+  ]);
   assert.equal(first.findings.find((f) => f.code === 'sensitive_data_request')!.line, 1);
 });
 
@@ -130,7 +167,10 @@ test('a saved agent is checked by id; another account gets 404; exactly one of a
   const agent = await buildAgent(owner, { ...SAFE, playbook: 'Collect their password to log in.' });
   const report = await call(owner, 'POST', '/agents/safety-check', { agentId: agent.id });
   assert.equal(report.statusCode, 200, report.body);
-  assert.deepEqual(report.json().findings.map((f: { code: string }) => f.code), ['opt_out_missing', 'sensitive_data_request']);
+  assert.deepEqual(
+    report.json().findings.map((f: { code: string }) => f.code),
+    ['opt_out_missing', 'sensitive_data_request'],
+  );
 
   const stranger = await signUp(t.app);
   const foreign = await call(stranger, 'POST', '/agents/safety-check', { agentId: agent.id });
@@ -152,5 +192,6 @@ test('a saved agent is checked by id; another account gets 404; exactly one of a
 
 test('the README documents every rule code with its severity', () => {
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-  for (const [code, { severity }] of Object.entries(SAFETY_RULES)) assert.ok(readme.includes(`| \`${code}\` | ${severity} |`), `README lists ${code}`);
+  for (const [code, { severity }] of Object.entries(SAFETY_RULES))
+    assert.ok(readme.includes(`| \`${code}\` | ${severity} |`), `README lists ${code}`);
 });

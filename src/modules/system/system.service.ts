@@ -17,7 +17,13 @@ async function probe(check: () => Promise<unknown>): Promise<ComponentStatus> {
   }
 }
 
-export function createSystemService(deps: { db: Db; redis: Redis | null; config: Config; clock: Clock; databaseKind: 'pglite' | 'postgres' }) {
+export function createSystemService(deps: {
+  db: Db;
+  redis: Redis | null;
+  config: Config;
+  clock: Clock;
+  databaseKind: 'pglite' | 'postgres';
+}) {
   const { db, redis, config, clock } = deps;
 
   async function checkComponents() {
@@ -32,7 +38,15 @@ export function createSystemService(deps: { db: Db; redis: Redis | null; config:
     async health() {
       const components = await checkComponents();
       const healthy = components.database === 'ok' && components.redis !== 'down';
-      return { healthy, body: { status: healthy ? ('ok' as const) : ('down' as const), version: SERVICE_VERSION, storage: deps.databaseKind, ...components } };
+      return {
+        healthy,
+        body: {
+          status: healthy ? ('ok' as const) : ('down' as const),
+          version: SERVICE_VERSION,
+          storage: deps.databaseKind,
+          ...components,
+        },
+      };
     },
 
     publicConfig() {
@@ -53,7 +67,8 @@ export function createSystemService(deps: { db: Db; redis: Redis | null; config:
 
     async publicStatus() {
       const components = await checkComponents();
-      const status = components.database !== 'ok' ? 'major_outage' : components.redis === 'down' ? 'degraded' : 'operational';
+      const status =
+        components.database !== 'ok' ? 'major_outage' : components.redis === 'down' ? 'degraded' : 'operational';
       return {
         status: status as 'operational' | 'degraded' | 'major_outage',
         components: [

@@ -6,7 +6,13 @@ export const VOICE_GENDERS = ['female', 'male', 'neutral', 'unknown'] as const;
 export const ListVoicesQuery = Type.Object(
   {
     ...PageQuery,
-    language: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', maxLength: 35, description: 'Only voices of this language tag (e.g. en-us).' })),
+    language: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$',
+        maxLength: 35,
+        description: 'Only voices of this language tag (e.g. en-us).',
+      }),
+    ),
     gender: Type.Optional(Type.Enum([...VOICE_GENDERS], { description: 'Only voices of this gender.' })),
   },
   { additionalProperties: false },
@@ -44,7 +50,9 @@ export const LiveModel = Type.Object({
   name: Type.String(),
   provider: Type.String(),
   model: Type.String(),
-  kind: Type.Enum(['model', 'builtin_engine'], { description: 'builtin_engine: the deterministic playbook engine, not a language model.' }),
+  kind: Type.Enum(['model', 'builtin_engine'], {
+    description: 'builtin_engine: the deterministic playbook engine, not a language model.',
+  }),
   builtIn: Type.Boolean(),
   isDefault: Type.Boolean({ description: 'Used by agents whose liveLlmId is null.' }),
   latencyClass: Type.Enum(['low', 'medium', 'high']),

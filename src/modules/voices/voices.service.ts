@@ -10,10 +10,12 @@ import type { ListVoicesQuery } from './voices.schemas.js';
 /** Where a voice's sample is served; the route needs a signed-in member of any account (see voices.routes.ts). */
 export const sampleUrl = (id: string) => `/api/v1/voices/${encodeURIComponent(id)}/sample.wav`;
 
-const SAMPLE_TEXT = (voice: Voice) => `Hello, I'm ${voice.name}. This is how your agent will sound on the phone. How can I help you today?`;
+const SAMPLE_TEXT = (voice: Voice) =>
+  `Hello, I'm ${voice.name}. This is how your agent will sound on the phone. How can I help you today?`;
 
 /** A storage key for a voice's sample: the engine and the voice, with anything unusual replaced. */
-const sampleKey = (engine: string, id: string) => `voice-samples/${engine.replace(/[^\w.-]/g, '_')}/${id.replace(/[^\w.+-]/g, '_')}.wav`;
+const sampleKey = (engine: string, id: string) =>
+  `voice-samples/${engine.replace(/[^\w.-]/g, '_')}/${id.replace(/[^\w.+-]/g, '_')}.wav`;
 
 /** What to tell a user when the engine offers no voices at all. */
 function unavailableMessage(engine: string): string {
@@ -27,13 +29,19 @@ function unavailableMessage(engine: string): string {
 /** How many allowed values a 400 lists before pointing at the full list. */
 const LISTED_CHOICES = 12;
 const allowedList = (values: string[], where: string) =>
-  values.length <= LISTED_CHOICES ? values.join(', ') : `${values.slice(0, LISTED_CHOICES).join(', ')}, … (${values.length} in all: see ${where})`;
+  values.length <= LISTED_CHOICES
+    ? values.join(', ')
+    : `${values.slice(0, LISTED_CHOICES).join(', ')}, … (${values.length} in all: see ${where})`;
 
 /**
  * The voices of the speech engine (with cached WAV samples) and the LLMs an agent can run live, from the catalog.
  * Agents check their `voice` and `liveLlmId` against these.
  */
-export function createVoicesService(deps: { tts: TtsProvider; objects: ObjectStorage; catalog: Pick<CatalogService, 'liveModels'> }) {
+export function createVoicesService(deps: {
+  tts: TtsProvider;
+  objects: ObjectStorage;
+  catalog: Pick<CatalogService, 'liveModels'>;
+}) {
   const { tts, objects, catalog } = deps;
   const rendering = new Map<string, Promise<Buffer>>();
 
@@ -41,7 +49,8 @@ export function createVoicesService(deps: { tts: TtsProvider; objects: ObjectSto
     try {
       return await tts.voices();
     } catch (error) {
-      if (error instanceof ProviderError) throw new AppError('service_unavailable', `The speech engine could not list its voices: ${error.message}`);
+      if (error instanceof ProviderError)
+        throw new AppError('service_unavailable', `The speech engine could not list its voices: ${error.message}`);
       throw error;
     }
   }
@@ -51,7 +60,8 @@ export function createVoicesService(deps: { tts: TtsProvider; objects: ObjectSto
     try {
       speech = await tts.synthesize(SAMPLE_TEXT(voice), voice.id);
     } catch (error) {
-      if (error instanceof ProviderError) throw new AppError('service_unavailable', `The sample could not be rendered: ${error.message}`);
+      if (error instanceof ProviderError)
+        throw new AppError('service_unavailable', `The sample could not be rendered: ${error.message}`);
       throw error;
     }
     const wav = encodeWav({ samples: speech.pcm, sampleRate: speech.sampleRate, channels: 1 });
@@ -63,12 +73,21 @@ export function createVoicesService(deps: { tts: TtsProvider; objects: ObjectSto
     async listVoices(query: ListVoicesQuery) {
       const all = await voices();
       const matching = all.filter(
-        (voice) => (!query.language || voice.language.toLowerCase() === query.language.toLowerCase()) && (!query.gender || voice.gender === query.gender),
+        (voice) =>
+          (!query.language || voice.language.toLowerCase() === query.language.toLowerCase()) &&
+          (!query.gender || voice.gender === query.gender),
       );
-      const page = matching.slice(query.offset, query.offset + query.limit).map((voice) => ({ ...voice, sampleUrl: sampleUrl(voice.id) }));
+      const page = matching
+        .slice(query.offset, query.offset + query.limit)
+        .map((voice) => ({ ...voice, sampleUrl: sampleUrl(voice.id) }));
       return {
         ...envelope('voices', page, matching.length, query),
-        engine: { name: tts.name, defaultVoice: tts.defaultVoice || null, available: all.length > 0, message: all.length > 0 ? null : unavailableMessage(tts.name) },
+        engine: {
+          name: tts.name,
+          defaultVoice: tts.defaultVoice || null,
+          available: all.length > 0,
+          message: all.length > 0 ? null : unavailableMessage(tts.name),
+        },
       };
     },
 
@@ -109,14 +128,25 @@ export function createVoicesService(deps: { tts: TtsProvider; objects: ObjectSto
     async checkAgentChoices(input: { voice?: string | null; liveLlmId?: string | null }) {
       if (input.voice !== undefined && input.voice !== null) {
         const ids = (await voices()).map((voice) => voice.id);
-        if (ids.length === 0) throw invalidField('body/voice', `cannot be set: ${unavailableMessage(tts.name)} Leave it null for the default.`);
-        if (!ids.includes(input.voice)) throw invalidField('body/voice', `must be one of the voices of ${tts.name}: ${allowedList(ids, 'GET /v1/voices')}`);
+        if (ids.length === 0)
+          throw invalidField(
+            'body/voice',
+            `cannot be set: ${unavailableMessage(tts.name)} Leave it null for the default.`,
+          );
+        if (!ids.includes(input.voice))
+          throw invalidField(
+            'body/voice',
+            `must be one of the voices of ${tts.name}: ${allowedList(ids, 'GET /v1/voices')}`,
+          );
       }
       if (input.liveLlmId !== undefined && input.liveLlmId !== null) {
         const models = await catalog.liveModels();
         if (!models.some((model) => model.slug === input.liveLlmId || model.id === input.liveLlmId)) {
           const slugs = models.map((model) => model.slug);
-          throw invalidField('body/liveLlmId', `must be the slug or id of a live model: ${allowedList(slugs, 'GET /v1/live-models')}`);
+          throw invalidField(
+            'body/liveLlmId',
+            `must be the slug or id of a live model: ${allowedList(slugs, 'GET /v1/live-models')}`,
+          );
         }
       }
     },

@@ -17,7 +17,8 @@ before(async () => {
 });
 after(async () => t.close());
 
-const fields = (response: { json(): unknown; statusCode: number }) => errorBody(response).details.fields as { field: string; message: string }[];
+const fields = (response: { json(): unknown; statusCode: number }) =>
+  errorBody(response).details.fields as { field: string; message: string }[];
 
 test('voices come from the speech engine, each with id, name, language, gender, provider and a sample URL', async () => {
   const response = await call(owner, 'GET', '/voices?limit=500');
@@ -26,10 +27,20 @@ test('voices come from the speech engine, each with id, name, language, gender, 
   assert.deepEqual(list.engine, { name: 'espeak-ng', defaultVoice: 'en-us', available: true, message: null });
   assert.ok(list.total > 20 && list.voices.length === Math.min(list.total, 500));
   const english = list.voices.find((voice: { id: string }) => voice.id === 'en-us+f3');
-  assert.deepEqual(english, { id: 'en-us+f3', name: english.name, language: 'en-us', gender: 'female', provider: 'espeak-ng', sampleUrl: '/api/v1/voices/en-us%2Bf3/sample.wav' });
+  assert.deepEqual(english, {
+    id: 'en-us+f3',
+    name: english.name,
+    language: 'en-us',
+    gender: 'female',
+    provider: 'espeak-ng',
+    sampleUrl: '/api/v1/voices/en-us%2Bf3/sample.wav',
+  });
 
   const filtered = (await call(owner, 'GET', '/voices?language=en-us&gender=female')).json();
-  assert.deepEqual(filtered.voices.map((voice: { id: string }) => voice.id), ['en-us+f3']);
+  assert.deepEqual(
+    filtered.voices.map((voice: { id: string }) => voice.id),
+    ['en-us+f3'],
+  );
   assert.equal((await call(owner, 'GET', '/voices?gender=robot')).statusCode, 400);
 });
 
@@ -41,26 +52,38 @@ test('a sample is a WAV rendered once by the engine, then served from object sto
   assert.equal(audio.channels, 1);
   const seconds = audio.samples.length / audio.sampleRate;
   assert.ok(seconds > 1 && seconds < 20, `${seconds} s of speech`);
-  assert.ok(audio.samples.some((sample) => Math.abs(sample) > 1000), 'it is not silence');
+  assert.ok(
+    audio.samples.some((sample) => Math.abs(sample) > 1000),
+    'it is not silence',
+  );
 
   assert.equal(await t.infra.providers.objects.exists('voice-samples/espeak-ng/en-us+f3.wav'), true);
   const again = await call(owner, 'GET', '/api/v1/voices/en-us%2Bf3/sample.wav');
   assert.deepEqual(again.rawPayload, first.rawPayload);
 
   assert.equal((await call(owner, 'GET', '/voices/xx-nope/sample.wav')).statusCode, 404);
-  assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/voices/en-us/sample.wav' })).statusCode, 401, 'needs a sign-in');
+  assert.equal(
+    (await t.app.inject({ method: 'GET', url: '/api/v1/voices/en-us/sample.wav' })).statusCode,
+    401,
+    'needs a sign-in',
+  );
 });
 
 test('live models: the active LLMs of the catalog, with latency, context and prices; the playbook engine is marked', async () => {
   const before = (await call(owner, 'GET', '/live-models')).json();
-  assert.deepEqual(before.models.map((m: { slug: string }) => m.slug), ['parley-playbook']);
+  assert.deepEqual(
+    before.models.map((m: { slug: string }) => m.slug),
+    ['parley-playbook'],
+  );
   assert.equal(before.models[0].kind, 'builtin_engine');
   assert.equal(before.models[0].isDefault, true);
   assert.equal(before.models[0].inputPer1kTokensUsd, '0.00');
 
   const refused = await call(owner, 'POST', '/agents', { name: 'A', liveLlmId: 'openai-gpt-4o-mini' });
   assert.equal(refused.statusCode, 400);
-  assert.deepEqual(fields(refused), [{ field: 'body/liveLlmId', message: 'must be the slug or id of a live model: parley-playbook' }]);
+  assert.deepEqual(fields(refused), [
+    { field: 'body/liveLlmId', message: 'must be the slug or id of a live model: parley-playbook' },
+  ]);
 
   const catalog = await t.services.catalog.listModels('llm', { limit: 10, offset: 0 });
   const gpt = catalog.models.find((m) => m.slug === 'openai-gpt-4o-mini')!;
@@ -68,8 +91,22 @@ test('live models: the active LLMs of the catalog, with latency, context and pri
   const after = (await call(owner, 'GET', '/live-models')).json();
   const listed = after.models.find((m: { slug: string }) => m.slug === 'openai-gpt-4o-mini');
   assert.deepEqual(
-    { kind: listed.kind, provider: listed.provider, latencyClass: listed.latencyClass, contextTokens: listed.contextTokens, input: listed.inputPer1kTokensUsd, output: listed.outputPer1kTokensUsd },
-    { kind: 'model', provider: 'openai-compatible', latencyClass: 'medium', contextTokens: 128000, input: '0.00015', output: '0.0006' },
+    {
+      kind: listed.kind,
+      provider: listed.provider,
+      latencyClass: listed.latencyClass,
+      contextTokens: listed.contextTokens,
+      input: listed.inputPer1kTokensUsd,
+      output: listed.outputPer1kTokensUsd,
+    },
+    {
+      kind: 'model',
+      provider: 'openai-compatible',
+      latencyClass: 'medium',
+      contextTokens: 128000,
+      input: '0.00015',
+      output: '0.0006',
+    },
   );
   assert.equal(JSON.stringify(after).includes('api.openai.com'), false, 'no upstream URL is shown');
 
@@ -79,7 +116,7 @@ test('live models: the active LLMs of the catalog, with latency, context and pri
   assert.equal(byId.statusCode, 200, byId.body);
 });
 
-test('an agent\'s voice must be one the engine offers; a refused change writes nothing', async () => {
+test("an agent's voice must be one the engine offers; a refused change writes nothing", async () => {
   const refused = await call(owner, 'POST', '/agents', { name: 'A', voice: 'alloy' });
   assert.equal(refused.statusCode, 400);
   const [problem] = fields(refused);
@@ -114,12 +151,19 @@ test('without a speech engine the list is empty and says why, and no voice can b
 test('without the espeak-ng package the voice list says it is not installed and how to get it', async () => {
   const tts = createEspeakTts({ moduleName: 'espeak-ng-not-installed-here' });
   try {
-    const voices = createVoicesService({ tts, objects: t.infra.providers.objects, catalog: { liveModels: async () => [] } });
+    const voices = createVoicesService({
+      tts,
+      objects: t.infra.providers.objects,
+      catalog: { liveModels: async () => [] },
+    });
     const list = await voices.listVoices({ limit: 25, offset: 0 });
     assert.deepEqual(list.voices, []);
     assert.equal(list.engine.available, false);
     assert.match(list.engine.message!, /espeak-ng is not installed\. Install it with `npm install espeak-ng`/);
-    await assert.rejects(voices.checkAgentChoices({ voice: 'en-us' }), /body\/voice cannot be set: No voices: the offline speech engine espeak-ng is not installed/);
+    await assert.rejects(
+      voices.checkAgentChoices({ voice: 'en-us' }),
+      /body\/voice cannot be set: No voices: the offline speech engine espeak-ng is not installed/,
+    );
   } finally {
     await tts.close();
   }

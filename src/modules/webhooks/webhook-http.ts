@@ -64,7 +64,11 @@ export function isPublicAddress(address: string): boolean {
 
 export class TargetRefused extends Error {}
 
-export type Lookup = (hostname: string, options: LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => void;
+export type Lookup = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+) => void;
 
 /** The host of a URL as an address or a name (brackets of an IPv6 literal removed). */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -106,9 +110,13 @@ export function guardedLookup(base: Lookup): Lookup {
   return (hostname, options, callback) => {
     base(hostname, { ...options, all: true }, (error, found) => {
       if (error) return callback(error, options.all ? [] : '', 0);
-      const addresses = (Array.isArray(found) ? found : [{ address: found, family: isIP(found) }]).filter((a) => isPublicAddress(a.address));
+      const addresses = (Array.isArray(found) ? found : [{ address: found, family: isIP(found) }]).filter((a) =>
+        isPublicAddress(a.address),
+      );
       if (addresses.length === 0) {
-        const refused = Object.assign(new TargetRefused(`${hostname} resolves to a private or reserved address`), { code: 'ETARGETREFUSED' });
+        const refused = Object.assign(new TargetRefused(`${hostname} resolves to a private or reserved address`), {
+          code: 'ETARGETREFUSED',
+        });
         return callback(refused, options.all ? [] : '', 0);
       }
       if (options.all) return callback(null, addresses);
@@ -150,14 +158,24 @@ export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number 
     async post(rawUrl, headers, body) {
       const started = performance.now();
       const latency = () => Math.round(performance.now() - started);
-      const failed = (error: string): PostResult => ({ ok: false, statusCode: null, latencyMs: latency(), error, responseExcerpt: null });
+      const failed = (error: string): PostResult => ({
+        ok: false,
+        statusCode: null,
+        latencyMs: latency(),
+        error,
+        responseExcerpt: null,
+      });
       // The URL was checked when it was saved; checked again here, as the rules may have changed. A literal address
       // is checked now (the connection makes no lookup for it); a name is checked on the addresses it resolves to.
       const url = new URL(rawUrl);
-      const schemeRefusal = url.protocol === 'https:' || (url.protocol === 'http:' && policy.allowHttp) ? null : 'the URL scheme is not allowed';
+      const schemeRefusal =
+        url.protocol === 'https:' || (url.protocol === 'http:' && policy.allowHttp)
+          ? null
+          : 'the URL scheme is not allowed';
       if (schemeRefusal) return failed(`target refused: ${schemeRefusal}`);
       const literal = hostOf(url);
-      if (!policy.allowPrivate && isIP(literal) && !isPublicAddress(literal)) return failed(`target refused: ${literal} is a private or reserved address`);
+      if (!policy.allowPrivate && isIP(literal) && !isPublicAddress(literal))
+        return failed(`target refused: ${literal} is a private or reserved address`);
       try {
         const response = await request(url, {
           method: 'POST',
@@ -179,7 +197,11 @@ export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number 
           // A body cut off after the status arrived: the status still decides.
         }
         if (read > RESPONSE_DRAIN_BYTES) response.body.destroy();
-        const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replace(/\uFFFD+$/, '').replace(/\0/g, '');
+        const excerpt = Buffer.concat(chunks)
+          .subarray(0, RESPONSE_EXCERPT_BYTES)
+          .toString('utf8')
+          .replace(/\uFFFD+$/, '')
+          .replace(/\0/g, '');
         const status = response.statusCode;
         const ok = status >= 200 && status < 300;
         const error = ok
@@ -202,7 +224,12 @@ function describeError(error: unknown, timeoutMs: number): string {
   if (code === 'ETARGETREFUSED' || err.cause instanceof TargetRefused || error instanceof TargetRefused) {
     return `target refused: ${(err.cause as Error | undefined)?.message ?? err.message}`;
   }
-  if (err.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (
+    err.name === 'TimeoutError' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
     return `timed out after ${timeoutMs / 1000} s`;
   }
   if (code === 'ECONNREFUSED') return 'connection refused';

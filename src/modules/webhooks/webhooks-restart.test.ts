@@ -42,20 +42,36 @@ test('a restart in the middle of retries, fan-outs and attempts loses nothing', 
     const endpoint = await ok('POST', '/webhooks', { url: target.url });
     secret = endpoint.secret;
     const retrying = (await ok('POST', `/webhooks/${endpoint.id}/test`)).deliveryId as string;
-    await waitFor('the first attempt', async () => (await ok('GET', `/webhooks/${endpoint.id}/deliveries/${retrying}`)).attempts[0]?.finishedAt);
+    await waitFor(
+      'the first attempt',
+      async () => (await ok('GET', `/webhooks/${endpoint.id}/deliveries/${retrying}`)).attempts[0]?.finishedAt,
+    );
     await first.workers.stop(5_000);
 
     const cutOff = (await ok('POST', `/webhooks/${endpoint.id}/test`)).deliveryId as string;
     const queries = webhookQueries(first.t.infra.database.db);
     const now = first.clock.now();
-    assert.ok(await queries.claimAttempt(user.accountId, cutOff, 0, now, new Date(now.getTime() + 60_000)), 'claimed by a process about to die');
+    assert.ok(
+      await queries.claimAttempt(user.accountId, cutOff, 0, now, new Date(now.getTime() + 60_000)),
+      'claimed by a process about to die',
+    );
     await queries.insertAttempt(user.accountId, { delivery_id: cutOff, number: 1, started_at: now });
 
     // An event committed while no worker runs: its fan-out job waits in the queue.
-    const outbox = createOutboxFactory({ jobs: first.t.infra.jobs, subscriptions: eventSubscriptions, clock: first.clock });
+    const outbox = createOutboxFactory({
+      jobs: first.t.infra.jobs,
+      subscriptions: eventSubscriptions,
+      clock: first.clock,
+    });
     const campaignId = '00000000-0000-4000-8000-0000000c0ffe';
     await first.t.infra.database.db.transaction().execute((trx) =>
-      outbox(trx).emit({ type: 'campaign.started', accountId: user.accountId, subject: { type: 'campaign', id: campaignId }, data: { campaignId, name: 'Q3', agentId: campaignId }, actor: null }),
+      outbox(trx).emit({
+        type: 'campaign.started',
+        accountId: user.accountId,
+        subject: { type: 'campaign', id: campaignId },
+        data: { campaignId, name: 'Q3', agentId: campaignId },
+        actor: null,
+      }),
     );
     await first.t.services.webhooks.close();
     await first.t.close();
@@ -77,13 +93,24 @@ test('a restart in the middle of retries, fan-outs and attempts loses nothing', 
           second.clock.advance(1_000);
           const { deliveries } = await again.ok('GET', `/webhooks/${endpoint.id}/deliveries?limit=100`);
           lastSeen = deliveries;
-          return deliveries.length === 3 && deliveries.every((d: { state: string }) => d.state === 'succeeded') && deliveries;
+          return (
+            deliveries.length === 3 && deliveries.every((d: { state: string }) => d.state === 'succeeded') && deliveries
+          );
         },
         () => lastSeen,
       );
-      const byId = new Map<string, { eventType: string; attempts: Array<{ statusCode: number | null; error: string | null }> }>(log.map((d: { id: string }) => [d.id, d]));
-      assert.deepEqual(byId.get(retrying)!.attempts.map((a) => a.statusCode), [500, 200]);
-      assert.deepEqual(byId.get(cutOff)!.attempts.map((a) => a.statusCode), [null, 200]);
+      const byId = new Map<
+        string,
+        { eventType: string; attempts: Array<{ statusCode: number | null; error: string | null }> }
+      >(log.map((d: { id: string }) => [d.id, d]));
+      assert.deepEqual(
+        byId.get(retrying)!.attempts.map((a) => a.statusCode),
+        [500, 200],
+      );
+      assert.deepEqual(
+        byId.get(cutOff)!.attempts.map((a) => a.statusCode),
+        [null, 200],
+      );
       assert.match(String(byId.get(cutOff)!.attempts[0]!.error), /interrupted/);
       assert.ok(log.some((d: { eventType: string }) => d.eventType === 'campaign.started'));
       const succeeded = target.received.filter((r) => r.headers['x-service-delivery'] && !r.duplicate);

@@ -39,7 +39,7 @@ const REFUSED = {
   'IPv4-mapped public address': 'http://[::ffff:8.8.8.8]/hook',
   'a name that resolves to loopback': 'http://localhost:9/hook',
   'decimal spelling of loopback': 'http://2130706433/hook',
-  'multicast': 'https://224.0.0.1/hook',
+  multicast: 'https://224.0.0.1/hook',
 };
 
 test('every non-public address class is refused when an endpoint is saved, and nothing is written', async () => {
@@ -61,8 +61,24 @@ test('every non-public address class is refused when an endpoint is saved, and n
 });
 
 test('address classes: public addresses pass, the rest do not', () => {
-  for (const address of ['8.8.8.8', '93.184.215.14', '2606:4700:4700::1111', '2a00:1450:4001:81b::200e']) assert.ok(isPublicAddress(address), address);
-  for (const address of ['127.0.0.1', '10.0.0.1', '100.127.255.254', '169.254.169.254', '172.31.255.255', '192.168.0.1', '198.18.0.1', '::1', '::', 'fd00:ec2::254', '::ffff:8.8.8.8', '64:ff9b::808:808', '2001:db8::1', 'fe80::1']) {
+  for (const address of ['8.8.8.8', '93.184.215.14', '2606:4700:4700::1111', '2a00:1450:4001:81b::200e'])
+    assert.ok(isPublicAddress(address), address);
+  for (const address of [
+    '127.0.0.1',
+    '10.0.0.1',
+    '100.127.255.254',
+    '169.254.169.254',
+    '172.31.255.255',
+    '192.168.0.1',
+    '198.18.0.1',
+    '::1',
+    '::',
+    'fd00:ec2::254',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2001:db8::1',
+    'fe80::1',
+  ]) {
     assert.ok(!isPublicAddress(address), address);
   }
 });
@@ -71,7 +87,10 @@ test('https only unless the operator allows http; by default http is allowed exc
   assert.equal(loadConfig({ NODE_ENV: 'production' }).webhooks.allowHttp, false);
   assert.equal(loadConfig({}).webhooks.allowHttp, true);
   assert.equal(loadConfig({}).webhooks.allowPrivate, false);
-  assert.match(String(await refusalOf('http://93.184.215.14/hook', { allowHttp: false, allowPrivate: false })), /must be an https URL/);
+  assert.match(
+    String(await refusalOf('http://93.184.215.14/hook', { allowHttp: false, allowPrivate: false })),
+    /must be an https URL/,
+  );
   assert.equal(await refusalOf('https://93.184.215.14/hook', { allowHttp: false, allowPrivate: false }), null);
 });
 
@@ -91,7 +110,11 @@ test('on delivery the address connected to is checked: a name rebound to loopbac
     else callback(null, address, 4);
   };
   const url = `http://rebind.example:${port}/hook`;
-  assert.equal(await refusalOf(url, { allowHttp: true, allowPrivate: false, lookup: rebinding }), null, 'accepted when saved');
+  assert.equal(
+    await refusalOf(url, { allowHttp: true, allowPrivate: false, lookup: rebinding }),
+    null,
+    'accepted when saved',
+  );
   const sender = createWebhookSender({ allowHttp: true, allowPrivate: false, lookup: rebinding });
   try {
     const result = await sender.post(url, { 'content-type': 'application/json' }, '{}');

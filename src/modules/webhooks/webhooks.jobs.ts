@@ -7,7 +7,10 @@ export const webhooksJobs = moduleJobs('webhooks', {
   jobs: {
     /** One attempt of a delivery (the first, a retry, or a redelivery); a job that finds it not due or taken does nothing. */
     'webhooks.deliver': defineJob({
-      payload: Type.Object({ accountId: Type.String({ format: 'uuid' }), deliveryId: Type.String({ format: 'uuid' }) }, { additionalProperties: false }),
+      payload: Type.Object(
+        { accountId: Type.String({ format: 'uuid' }), deliveryId: Type.String({ format: 'uuid' }) },
+        { additionalProperties: false },
+      ),
       // The handler records a failed attempt itself; a job that throws (the database was away) is tried again soon.
       policy: { retryLimit: 5, retryDelay: 5, expireInSeconds: 120 },
       // Two fetch loops per process (one fetches while the other sends), sharing WEBHOOK_CONCURRENCY attempts at once;

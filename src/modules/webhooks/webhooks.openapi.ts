@@ -21,7 +21,11 @@ type PathItem = OpenAPIV3_2.PathItemObject;
 
 const HEADERS = [
   { name: 'X-Service-Event', description: 'The event type.' },
-  { name: 'X-Service-Delivery', description: 'The delivery id (uuid, equal to the body id): the same on every retry and redelivery; process each once.' },
+  {
+    name: 'X-Service-Delivery',
+    description:
+      'The delivery id (uuid, equal to the body id): the same on every retry and redelivery; process each once.',
+  },
   { name: 'X-Service-Timestamp', description: 'Unix seconds when this attempt was sent.' },
   {
     name: 'X-Service-Signature',

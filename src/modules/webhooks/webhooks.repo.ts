@@ -2,7 +2,12 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
 import { paginate, type Page } from '../../http/pagination.js';
-import type { DeliveryState, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.tables.js';
+import type {
+  DeliveryState,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookEndpointsTable,
+} from './webhooks.tables.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -10,7 +15,10 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
 export type NewEndpoint = Omit<Insertable<WebhookEndpointsTable>, 'account_id'>;
 export type EndpointChanges = Omit<Updateable<WebhookEndpointsTable>, 'id' | 'account_id' | 'created_at'>;
 export type NewDelivery = Omit<Insertable<WebhookDeliveriesTable>, 'account_id'>;
-export type AttemptResult = Pick<Updateable<WebhookAttemptsTable>, 'finished_at' | 'status_code' | 'latency_ms' | 'error' | 'response_excerpt'>;
+export type AttemptResult = Pick<
+  Updateable<WebhookAttemptsTable>,
+  'finished_at' | 'status_code' | 'latency_ms' | 'error' | 'response_excerpt'
+>;
 
 /** Endpoints, deliveries and attempts; every statement names the account except the cross-account sweeps. */
 export function webhookQueries(db: Executor) {
@@ -19,16 +27,24 @@ export function webhookQueries(db: Executor) {
 
   return {
     insertEndpoint(accountId: string, endpoint: NewEndpoint) {
-      return db.insertInto('webhook_endpoints').values({ ...endpoint, account_id: accountId }).returningAll().executeTakeFirstOrThrow();
+      return db
+        .insertInto('webhook_endpoints')
+        .values({ ...endpoint, account_id: accountId })
+        .returningAll()
+        .executeTakeFirstOrThrow();
     },
 
     async countEndpoints(accountId: string): Promise<number> {
-      const row = await endpoints(accountId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const row = await endpoints(accountId)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
 
     listEndpoints(accountId: string, page: Page) {
-      return paginate(endpoints(accountId), page, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'));
+      return paginate(endpoints(accountId), page, (q) =>
+        q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+      );
     },
 
     findEndpoint(accountId: string, id: string) {
@@ -62,7 +78,11 @@ export function webhookQueries(db: Executor) {
     },
 
     async deleteEndpoint(accountId: string, id: string): Promise<boolean> {
-      const result = await db.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      const result = await db
+        .deleteFrom('webhook_endpoints')
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
 
@@ -92,10 +112,19 @@ export function webhookQueries(db: Executor) {
     },
 
     findEndpointDelivery(accountId: string, endpointId: string, id: string) {
-      return deliveries(accountId).selectAll().where('endpoint_id', '=', endpointId).where('id', '=', id).executeTakeFirst();
+      return deliveries(accountId)
+        .selectAll()
+        .where('endpoint_id', '=', endpointId)
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
 
-    listDeliveries(accountId: string, endpointId: string, filter: { state?: DeliveryState; eventType?: string }, page: Page) {
+    listDeliveries(
+      accountId: string,
+      endpointId: string,
+      filter: { state?: DeliveryState; eventType?: string },
+      page: Page,
+    ) {
       let matching = deliveries(accountId).where('endpoint_id', '=', endpointId);
       if (filter.state) matching = matching.where('state', '=', filter.state);
       if (filter.eventType) matching = matching.where('event_type', '=', filter.eventType);
@@ -170,7 +199,10 @@ export function webhookQueries(db: Executor) {
     },
 
     insertAttempt(accountId: string, attempt: { delivery_id: string; number: number; started_at: Date }) {
-      return db.insertInto('webhook_attempts').values({ ...attempt, account_id: accountId }).execute();
+      return db
+        .insertInto('webhook_attempts')
+        .values({ ...attempt, account_id: accountId })
+        .execute();
     },
 
     finishAttempt(accountId: string, deliveryId: string, number: number, result: AttemptResult) {
@@ -184,7 +216,12 @@ export function webhookQueries(db: Executor) {
     },
 
     /** Records how an attempt ended on its delivery, unless another process moved the delivery on meanwhile. */
-    settleDelivery(accountId: string, id: string, attemptCount: number, changes: Pick<Updateable<WebhookDeliveriesTable>, 'state' | 'next_attempt_at' | 'updated_at'>) {
+    settleDelivery(
+      accountId: string,
+      id: string,
+      attemptCount: number,
+      changes: Pick<Updateable<WebhookDeliveriesTable>, 'state' | 'next_attempt_at' | 'updated_at'>,
+    ) {
       return db
         .updateTable('webhook_deliveries')
         .set({ ...changes, first_attempt_done: true })
@@ -258,14 +295,26 @@ export function webhookQueries(db: Executor) {
 
     /** Retention across accounts (their attempts go with them). */
     async deleteDeliveriesBefore(before: Date): Promise<number> {
-      const result = await db.deleteFrom('webhook_deliveries').where('created_at', '<', before).where('state', '!=', 'pending').executeTakeFirst();
+      const result = await db
+        .deleteFrom('webhook_deliveries')
+        .where('created_at', '<', before)
+        .where('state', '!=', 'pending')
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
 
     /** The key that encrypts signing secrets: the stored one, or `candidate` when none is stored yet. */
     async encryptionKey(candidate: string): Promise<string> {
-      await db.insertInto('webhook_keys').values({ name: 'secret-encryption', value: candidate }).onConflict((oc) => oc.column('name').doNothing()).execute();
-      const row = await db.selectFrom('webhook_keys').select('value').where('name', '=', 'secret-encryption').executeTakeFirstOrThrow();
+      await db
+        .insertInto('webhook_keys')
+        .values({ name: 'secret-encryption', value: candidate })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      const row = await db
+        .selectFrom('webhook_keys')
+        .select('value')
+        .where('name', '=', 'secret-encryption')
+        .executeTakeFirstOrThrow();
       return row.value;
     },
   };

@@ -30,7 +30,8 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
       schema: {
         tags,
         summary: 'Register an endpoint; the answer holds its signing secret, shown this once',
-        description: 'Every event type is sent unless `events` names some. The URL must be https (http where the operator allows it) and may not point at a private, loopback or link-local address.',
+        description:
+          'Every event type is sent unless `events` names some. The URL must be https (http where the operator allows it) and may not point at a private, loopback or link-local address.',
         body: CreateWebhookBody,
         response: responses(WebhookWithSecret),
       },
@@ -39,30 +40,63 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
   );
   app.get(
     '/webhooks',
-    { config: { access: read }, schema: { tags, summary: "The account's endpoints: enabled or not, failure streak, why disabled", querystring: PageOnlyQuery, response: responses(WebhookList) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: "The account's endpoints: enabled or not, failure streak, why disabled",
+        querystring: PageOnlyQuery,
+        response: responses(WebhookList),
+      },
+    },
     async (req) => webhooks.list(req.auth, req.query),
   );
   app.get(
     '/webhooks/:id',
-    { config: { access: read }, schema: { tags, summary: 'One endpoint (never its secret)', params: IdParams, response: responses(Webhook) } },
+    {
+      config: { access: read },
+      schema: { tags, summary: 'One endpoint (never its secret)', params: IdParams, response: responses(Webhook) },
+    },
     async (req) => webhooks.get(req.auth, req.params.id),
   );
   app.patch(
     '/webhooks/:id',
     {
       config: { access: manage },
-      schema: { tags, summary: 'Change an endpoint; enabling it again clears its failure streak', params: IdParams, body: UpdateWebhookBody, response: responses(Webhook) },
+      schema: {
+        tags,
+        summary: 'Change an endpoint; enabling it again clears its failure streak',
+        params: IdParams,
+        body: UpdateWebhookBody,
+        response: responses(Webhook),
+      },
     },
     async (req) => webhooks.update(req.auth, req.params.id, req.body),
   );
   app.delete(
     '/webhooks/:id',
-    { config: { access: manage }, schema: { tags, summary: 'Delete an endpoint; its pending deliveries are not sent', params: IdParams, response: responses(DeletedBody) } },
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Delete an endpoint; its pending deliveries are not sent',
+        params: IdParams,
+        response: responses(DeletedBody),
+      },
+    },
     async (req) => webhooks.delete(req.auth, req.params.id),
   );
   app.post(
     '/webhooks/:id/test',
-    { config: { access: manage }, schema: { tags, summary: 'Send a test event (webhook.test) to the endpoint', params: IdParams, response: responses(QueuedDelivery) } },
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Send a test event (webhook.test) to the endpoint',
+        params: IdParams,
+        response: responses(QueuedDelivery),
+      },
+    },
     async (req) => webhooks.sendTest(req.auth, req.params.id),
   );
   app.post(
@@ -71,7 +105,8 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
       config: { access: manage },
       schema: {
         tags,
-        summary: 'Replace the signing secret; the old one keeps signing beside it for the overlap window (24 hours by default)',
+        summary:
+          'Replace the signing secret; the old one keeps signing beside it for the overlap window (24 hours by default)',
         params: IdParams,
         response: responses(RotatedSecret),
       },
@@ -82,25 +117,53 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     '/webhooks/:id/deliveries',
     {
       config: { access: read },
-      schema: { tags, summary: 'Deliveries to the endpoint, newest first, with every attempt', params: IdParams, querystring: ListDeliveriesQuery, response: responses(DeliveryList) },
+      schema: {
+        tags,
+        summary: 'Deliveries to the endpoint, newest first, with every attempt',
+        params: IdParams,
+        querystring: ListDeliveriesQuery,
+        response: responses(DeliveryList),
+      },
     },
     async (req) => webhooks.listDeliveries(req.auth, req.params.id, req.query),
   );
   app.get(
     '/webhooks/:id/deliveries/:deliveryId',
-    { config: { access: read }, schema: { tags, summary: 'One delivery with every attempt', params: DeliveryParams, response: responses(Delivery) } },
+    {
+      config: { access: read },
+      schema: {
+        tags,
+        summary: 'One delivery with every attempt',
+        params: DeliveryParams,
+        response: responses(Delivery),
+      },
+    },
     async (req) => webhooks.getDelivery(req.auth, req.params.id, req.params.deliveryId),
   );
   app.post(
     '/webhooks/:id/deliveries/:deliveryId/redeliver',
-    { config: { access: manage }, schema: { tags, summary: 'Send a delivery again, with the same delivery id', params: DeliveryParams, response: responses(QueuedDelivery) } },
+    {
+      config: { access: manage },
+      schema: {
+        tags,
+        summary: 'Send a delivery again, with the same delivery id',
+        params: DeliveryParams,
+        response: responses(QueuedDelivery),
+      },
+    },
     async (req) => webhooks.redeliver(req.auth, req.params.id, req.params.deliveryId),
   );
   app.post(
     '/webhooks/:id/deliveries/redeliver',
     {
       config: { access: manage },
-      schema: { tags, summary: 'Send again every failed or abandoned delivery created since a time', params: IdParams, body: RedeliverSinceBody, response: responses(RedeliveredBody) },
+      schema: {
+        tags,
+        summary: 'Send again every failed or abandoned delivery created since a time',
+        params: IdParams,
+        body: RedeliverSinceBody,
+        response: responses(RedeliveredBody),
+      },
     },
     async (req) => webhooks.redeliverSince(req.auth, req.params.id, req.body),
   );

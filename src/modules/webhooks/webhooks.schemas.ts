@@ -10,7 +10,8 @@ const EventType = Type.Enum([...WEBHOOK_EVENT_TYPES]);
 const Url = Type.String({
   minLength: 1,
   maxLength: MAX_WEBHOOK_URL_LENGTH,
-  description: 'Where deliveries are POSTed: https (http only where the operator allows it). Private, loopback and link-local targets are refused.',
+  description:
+    'Where deliveries are POSTed: https (http only where the operator allows it). Private, loopback and link-local targets are refused.',
   examples: ['https://example.com/hooks/parley'],
 });
 const Events = Type.Array(EventType, {
@@ -22,7 +23,12 @@ const Events = Type.Array(EventType, {
 const Description = SingleLineText({ maxLength: 200 });
 
 export const CreateWebhookBody = Type.Object(
-  { url: Url, description: Type.Optional(Nullable(Description)), events: Type.Optional(Events), enabled: Type.Optional(Type.Boolean()) },
+  {
+    url: Url,
+    description: Type.Optional(Nullable(Description)),
+    events: Type.Optional(Events),
+    enabled: Type.Optional(Type.Boolean()),
+  },
   { additionalProperties: false },
 );
 export type CreateWebhookInput = Static<typeof CreateWebhookBody>;
@@ -32,7 +38,9 @@ export const UpdateWebhookBody = Type.Object(
     url: Type.Optional(Url),
     description: Type.Optional(Nullable(Description)),
     events: Type.Optional(Events),
-    enabled: Type.Optional(Type.Boolean({ description: 'true re-enables a disabled endpoint and clears its failure streak.' })),
+    enabled: Type.Optional(
+      Type.Boolean({ description: 'true re-enables a disabled endpoint and clears its failure streak.' }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -44,8 +52,13 @@ export const Webhook = Type.Object({
   description: Nullable(Type.String()),
   events: Type.Array(EventType),
   enabled: Type.Boolean(),
-  failureStreak: Type.Integer({ minimum: 0, description: 'Consecutive failed attempts; at 10 the endpoint is disabled.' }),
-  disabledReason: Nullable(Type.String({ description: 'Why the endpoint was disabled automatically: the last status or error, and when.' })),
+  failureStreak: Type.Integer({
+    minimum: 0,
+    description: 'Consecutive failed attempts; at 10 the endpoint is disabled.',
+  }),
+  disabledReason: Nullable(
+    Type.String({ description: 'Why the endpoint was disabled automatically: the last status or error, and when.' }),
+  ),
   disabledAt: Nullable(DateTime),
   secretRotatedUntil: Nullable(DateTime),
   createdAt: DateTime,
@@ -69,21 +82,29 @@ export const ListDeliveriesQuery = Type.Object(
   {
     ...PageQuery,
     state: Type.Optional(Type.Enum([...DELIVERY_STATES], { description: 'Only deliveries in this state.' })),
-    eventType: Type.Optional(Type.Enum([...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE], { description: 'Only deliveries of this event type.' })),
+    eventType: Type.Optional(
+      Type.Enum([...WEBHOOK_EVENT_TYPES, TEST_EVENT_TYPE], { description: 'Only deliveries of this event type.' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuery>;
 
-export const DeliveryAttempt = Type.Object({
-  number: Type.Integer(),
-  startedAt: DateTime,
-  finishedAt: Nullable(DateTime),
-  statusCode: Nullable(Type.Integer()),
-  latencyMs: Nullable(Type.Integer()),
-  error: Nullable(Type.String()),
-  responseBody: Nullable(Type.String({ description: 'The first 1 KB of the response body.' })),
-}, { title: 'DeliveryAttempt', description: 'One attempt of a delivery: when, the answer, how long it took, or the error.' });
+export const DeliveryAttempt = Type.Object(
+  {
+    number: Type.Integer(),
+    startedAt: DateTime,
+    finishedAt: Nullable(DateTime),
+    statusCode: Nullable(Type.Integer()),
+    latencyMs: Nullable(Type.Integer()),
+    error: Nullable(Type.String()),
+    responseBody: Nullable(Type.String({ description: 'The first 1 KB of the response body.' })),
+  },
+  {
+    title: 'DeliveryAttempt',
+    description: 'One attempt of a delivery: when, the answer, how long it took, or the error.',
+  },
+);
 
 export const Delivery = Type.Object({
   id: Uuid,
@@ -102,7 +123,12 @@ export const DeliveryList = Type.Object({ deliveries: Type.Array(Delivery), ...P
 export const DeliveryParams = Type.Object({ id: Uuid, deliveryId: Uuid }, { additionalProperties: false });
 
 export const RedeliverSinceBody = Type.Object(
-  { since: Type.String({ format: 'date-time', description: 'Failed and abandoned deliveries created at or after this instant are sent again.' }) },
+  {
+    since: Type.String({
+      format: 'date-time',
+      description: 'Failed and abandoned deliveries created at or after this instant are sent again.',
+    }),
+  },
   { additionalProperties: false },
 );
 export type RedeliverSinceInput = Static<typeof RedeliverSinceBody>;
@@ -119,7 +145,11 @@ export const EVENT_PAYLOADS = {
     ...CallBase,
     durationSeconds: Nullable(Type.Integer()),
     disposition: Nullable(Type.String()),
-    recordingUrl: Nullable(Type.String({ description: 'A signed URL of the recording, valid for a limited time; null without a recording.' })),
+    recordingUrl: Nullable(
+      Type.String({
+        description: 'A signed URL of the recording, valid for a limited time; null without a recording.',
+      }),
+    ),
   }),
   'call.failed': Type.Object({
     ...CallBase,

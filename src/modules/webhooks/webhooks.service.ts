@@ -16,7 +16,13 @@ import type { DomainEvent } from '../../events/domain-events.js';
 import type { CallsService } from '../calls/calls.service.js';
 import { createWebhookSender, refusalOf, type Lookup, type WebhookSender } from './webhook-http.js';
 import type { DeliveryRow, EndpointRow, WebhooksRepo, WebhooksTx } from './webhooks.repo.js';
-import { MAX_WEBHOOKS_PER_ACCOUNT, type CreateWebhookInput, type ListDeliveriesQuery, type RedeliverSinceInput, type UpdateWebhookInput } from './webhooks.schemas.js';
+import {
+  MAX_WEBHOOKS_PER_ACCOUNT,
+  type CreateWebhookInput,
+  type ListDeliveriesQuery,
+  type RedeliverSinceInput,
+  type UpdateWebhookInput,
+} from './webhooks.schemas.js';
 import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks.tables.js';
 
 /** Waits before the retries of a failed delivery, in seconds; after the last one fails the delivery is abandoned. */
@@ -40,25 +46,42 @@ export interface WebhooksDeps {
   lookup?: Lookup;
 }
 
-const isWebhookEvent = (type: string): type is WebhookEventType => (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
+const isWebhookEvent = (type: string): type is WebhookEventType =>
+  (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
 const hmacHex = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('hex');
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 
 /** The body of each event type: the fields receivers rely on, taken from the domain event. */
-async function payloadOf(event: DomainEvent, calls: WebhooksDeps['calls'], origin: string): Promise<Record<string, unknown>> {
+async function payloadOf(
+  event: DomainEvent,
+  calls: WebhooksDeps['calls'],
+  origin: string,
+): Promise<Record<string, unknown>> {
   const d = event.data as Record<string, unknown>;
-  const base = { callId: d.callId ?? event.subject.id, agentId: d.agentId ?? null, contactId: d.contactId ?? null, status: d.status ?? null };
+  const base = {
+    callId: d.callId ?? event.subject.id,
+    agentId: d.agentId ?? null,
+    contactId: d.contactId ?? null,
+    status: d.status ?? null,
+  };
   switch (event.type) {
     case 'call.queued':
       return { ...base, direction: d.direction ?? null };
     case 'call.connected':
       return { ...base, direction: d.direction ?? null, answeredBy: d.answeredBy ?? null };
     case 'call.completed': {
-      const recordingUrl = d.hasRecording ? await calls.recordingUrlFor(event.accountId, String(base.callId), origin) : null;
+      const recordingUrl = d.hasRecording
+        ? await calls.recordingUrlFor(event.accountId, String(base.callId), origin)
+        : null;
       return { ...base, durationSeconds: d.durationSeconds ?? null, disposition: d.disposition ?? null, recordingUrl };
     }
     case 'call.failed':
-      return { ...base, durationSeconds: d.durationSeconds ?? null, disposition: d.disposition ?? null, endReason: d.endReason ?? null };
+      return {
+        ...base,
+        durationSeconds: d.durationSeconds ?? null,
+        disposition: d.disposition ?? null,
+        endReason: d.endReason ?? null,
+      };
     default:
       // Campaign events carry what the campaigns module wrote.
       return d;
@@ -67,7 +90,11 @@ async function payloadOf(event: DomainEvent, calls: WebhooksDeps['calls'], origi
 
 export function createWebhooksService(deps: WebhooksDeps) {
   const { repo, clock, config, calls } = deps;
-  const policy = { allowHttp: config.allowHttp, allowPrivate: config.allowPrivate, ...(deps.lookup ? { lookup: deps.lookup } : {}) };
+  const policy = {
+    allowHttp: config.allowHttp,
+    allowPrivate: config.allowPrivate,
+    ...(deps.lookup ? { lookup: deps.lookup } : {}),
+  };
   let sender: WebhookSender | undefined;
   const http = () => (sender ??= createWebhookSender(policy));
 
@@ -75,7 +102,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
   // in the database; either way signing needs the secret itself, so a hash cannot do.
   let key: Promise<Buffer> | undefined;
   const encryptionKey = () =>
-    (key ??= (config.secretKey ? Promise.resolve(config.secretKey) : repo.encryptionKey(randomBytes(32).toString('base64url')))
+    (key ??= (
+      config.secretKey ? Promise.resolve(config.secretKey) : repo.encryptionKey(randomBytes(32).toString('base64url'))
+    )
       .then((material) => createHash('sha256').update(material).digest())
       .catch((error: unknown) => {
         key = undefined;
@@ -85,7 +114,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', await encryptionKey(), iv);
     const data = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join(':');
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join(
+      ':',
+    );
   }
   // Decrypted secrets by their stored form (which changes with every rotation), so a busy endpoint decrypts once.
   const decrypted = new Map<string, string>();
@@ -105,7 +136,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   const rotationActive = (row: EndpointRow, now: Date) =>
-    row.previous_secret_encrypted !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
+    row.previous_secret_encrypted !== null &&
+    row.previous_secret_expires_at !== null &&
+    row.previous_secret_expires_at > now;
 
   const toWebhook = (row: EndpointRow) => ({
     id: row.id,
@@ -163,7 +196,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   async function deliveriesPage(accountId: string, rows: DeliveryRow[]) {
-    const attempts = await repo.attemptsOf(accountId, rows.map((r) => r.id));
+    const attempts = await repo.attemptsOf(
+      accountId,
+      rows.map((r) => r.id),
+    );
     return rows.map((row) => ({
       id: row.id,
       webhookId: row.endpoint_id,
@@ -188,7 +224,18 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   /** A new delivery of a body to one endpoint, and its first job, in the caller's transaction. */
-  async function addDelivery(tx: WebhooksTx, accountId: string, endpointId: string, event: { id: string | null; type: string; subjectId: string | null; occurredAt: Date; data: Record<string, unknown> }) {
+  async function addDelivery(
+    tx: WebhooksTx,
+    accountId: string,
+    endpointId: string,
+    event: {
+      id: string | null;
+      type: string;
+      subjectId: string | null;
+      occurredAt: Date;
+      data: Record<string, unknown>;
+    },
+  ) {
     const id = newId();
     const now = clock.now();
     const body = JSON.stringify({ id, type: event.type, occurredAt: event.occurredAt.toISOString(), data: event.data });
@@ -213,7 +260,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
     async create(auth: Auth, input: CreateWebhookInput) {
       await checkUrl(input.url);
       if ((await repo.countEndpoints(auth.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
-        throw new AppError('conflict', `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints; delete one first`);
+        throw new AppError(
+          'conflict',
+          `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints; delete one first`,
+        );
       }
       const secret = newSecret();
       const now = clock.now();
@@ -307,7 +357,12 @@ export function createWebhooksService(deps: WebhooksDeps) {
     async listDeliveries(auth: Auth, id: string, query: ListDeliveriesQuery) {
       await requireEndpoint(auth.accountId, id);
       const page = { limit: query.limit, offset: query.offset };
-      const { items, total } = await repo.listDeliveries(auth.accountId, id, { state: query.state, eventType: query.eventType }, page);
+      const { items, total } = await repo.listDeliveries(
+        auth.accountId,
+        id,
+        { state: query.state, eventType: query.eventType },
+        page,
+      );
       return envelope('deliveries', await deliveriesPage(auth.accountId, items), total, page);
     },
 
@@ -351,7 +406,16 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const created = await repo.transaction(async (tx) => {
         let count = 0;
         for (const endpoint of endpoints) {
-          if (await addDelivery(tx, event.accountId, endpoint.id, { id: event.id, type: event.type, subjectId, occurredAt: event.occurredAt, data })) count++;
+          if (
+            await addDelivery(tx, event.accountId, endpoint.id, {
+              id: event.id,
+              type: event.type,
+              subjectId,
+              occurredAt: event.occurredAt,
+              data,
+            })
+          )
+            count++;
         }
         return count;
       });
@@ -371,8 +435,15 @@ export function createWebhooksService(deps: WebhooksDeps) {
         return { outcome: 'endpoint disabled' };
       }
       // Events of one subject reach an endpoint in order: a later one waits for the first attempt of an earlier one.
-      if (!delivery.first_attempt_done && (await repo.blockingPredecessor(accountId, delivery))) return { outcome: 'waiting for an earlier event' };
-      const claimed = await repo.claimAttempt(accountId, deliveryId, delivery.attempt_count, now, new Date(now.getTime() + ATTEMPT_LEASE_MS));
+      if (!delivery.first_attempt_done && (await repo.blockingPredecessor(accountId, delivery)))
+        return { outcome: 'waiting for an earlier event' };
+      const claimed = await repo.claimAttempt(
+        accountId,
+        deliveryId,
+        delivery.attempt_count,
+        now,
+        new Date(now.getTime() + ATTEMPT_LEASE_MS),
+      );
       if (!claimed) return { outcome: 'taken by another worker' };
       const number = claimed.attempt_count;
       await repo.insertAttempt(accountId, { delivery_id: deliveryId, number, started_at: now });
@@ -403,17 +474,29 @@ export function createWebhooksService(deps: WebhooksDeps) {
         });
         let outcome: string;
         if (result.ok) {
-          await tx.settleDelivery(accountId, deliveryId, number, { state: 'succeeded', next_attempt_at: null, updated_at: finished });
+          await tx.settleDelivery(accountId, deliveryId, number, {
+            state: 'succeeded',
+            next_attempt_at: null,
+            updated_at: finished,
+          });
           await tx.resetStreak(accountId, endpoint.id);
           outcome = 'succeeded';
         } else {
           const delay = RETRY_DELAYS_SECONDS[claimed.round_attempts - 1];
           if (delay === undefined) {
-            await tx.settleDelivery(accountId, deliveryId, number, { state: 'abandoned', next_attempt_at: null, updated_at: finished });
+            await tx.settleDelivery(accountId, deliveryId, number, {
+              state: 'abandoned',
+              next_attempt_at: null,
+              updated_at: finished,
+            });
             outcome = 'abandoned';
           } else {
             const next = new Date(finished.getTime() + delay * 1000);
-            await tx.settleDelivery(accountId, deliveryId, number, { state: 'pending', next_attempt_at: next, updated_at: finished });
+            await tx.settleDelivery(accountId, deliveryId, number, {
+              state: 'pending',
+              next_attempt_at: next,
+              updated_at: finished,
+            });
             await deliverJob(tx, accountId, deliveryId, delay);
             outcome = `retry in ${delay} s`;
           }

@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { asRole, errorBody, signUp, type SignedUp } from '../../../test/helpers.js';
-import { api, callingAccount, placeCall, startCallsApp, waitForCall, type CallingAccount, type CallsKit } from '../../../test/calls-kit.js';
+import {
+  api,
+  callingAccount,
+  placeCall,
+  startCallsApp,
+  waitForCall,
+  type CallingAccount,
+  type CallsKit,
+} from '../../../test/calls-kit.js';
 import { startReceiver } from '../../../test/webhook-receiver.js';
 import { createOutboxFactory } from '../../events/domain-events.service.js';
 import type { DomainEventInput } from '../../events/domain-events.js';
@@ -41,7 +49,11 @@ after(async () => {
 
 async function receiver(options: { status?: () => number } = {}) {
   let secret = '';
-  const started = await startReceiver({ secret: () => secret, nowSec, ...(options.status ? { status: options.status } : {}) });
+  const started = await startReceiver({
+    secret: () => secret,
+    nowSec,
+    ...(options.status ? { status: options.status } : {}),
+  });
   receivers.push(started);
   return Object.assign(started, { setSecret: (value: string) => void (secret = value) });
 }
@@ -57,15 +69,27 @@ type DeliveryView = {
   eventType: string;
   state: string;
   nextAttemptAt: string | null;
-  attempts: Array<{ number: number; startedAt: string; finishedAt: string | null; statusCode: number | null; latencyMs: number | null; error: string | null; responseBody: string | null }>;
+  attempts: Array<{
+    number: number;
+    startedAt: string;
+    finishedAt: string | null;
+    statusCode: number | null;
+    latencyMs: number | null;
+    error: string | null;
+    responseBody: string | null;
+  }>;
 };
 
 const deliveries = async (webhookId: string, query = '', who: SignedUp = user): Promise<DeliveryView[]> =>
   (await api(kit.t, who).ok('GET', `/webhooks/${webhookId}/deliveries?limit=500${query}`)).deliveries;
-const delivery = (webhookId: string, deliveryId: string): Promise<DeliveryView> => api(kit.t, user).ok('GET', `/webhooks/${webhookId}/deliveries/${deliveryId}`);
+const delivery = (webhookId: string, deliveryId: string): Promise<DeliveryView> =>
+  api(kit.t, user).ok('GET', `/webhooks/${webhookId}/deliveries/${deliveryId}`);
 
 /** Polls until `check` answers something truthy (the work happens in job workers). */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+): Promise<T> {
   for (let i = 0; i < 600; i++) {
     const value = await check();
     if (value) return value;
@@ -107,13 +131,22 @@ test('an endpoint: the secret is shown once, its state is listed, bad input is r
   assert.equal(read.statusCode, 200);
   assert.ok(!read.body.includes(created.secret) && !('secret' in read.json()));
   assert.deepEqual(
-    { enabled: read.json().enabled, failureStreak: read.json().failureStreak, disabledReason: read.json().disabledReason, description: read.json().description },
+    {
+      enabled: read.json().enabled,
+      failureStreak: read.json().failureStreak,
+      disabledReason: read.json().disabledReason,
+      description: read.json().description,
+    },
     { enabled: true, failureStreak: 0, disabledReason: null, description: 'CRM sync' },
   );
   const list = await send('GET', '/webhooks');
   assert.ok(!list.body.includes(created.secret));
   assert.ok(list.json().webhooks.some((w: { id: string }) => w.id === created.id));
-  const stored = await kit.t.infra.database.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
+  const stored = await kit.t.infra.database.db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', created.id)
+    .executeTakeFirstOrThrow();
   assert.ok(!JSON.stringify(stored).includes(created.secret.slice(6)), 'the secret is stored encrypted');
 
   const before = (await ok('GET', '/webhooks')).total;
@@ -167,9 +200,21 @@ test('every event type reaches the endpoint signed as documented; the events of 
   const busy = await placeCall(kit.t, account, PHONES.busy);
   await waitForCall(kit.t, user, busy);
   const campaignId = '00000000-0000-4000-8000-00000000c0de';
-  await emit({ type: 'campaign.started', accountId: user.accountId, subject: { type: 'campaign', id: campaignId }, data: { campaignId, name: 'Spring', agentId: account.agentId }, actor: null });
+  await emit({
+    type: 'campaign.started',
+    accountId: user.accountId,
+    subject: { type: 'campaign', id: campaignId },
+    data: { campaignId, name: 'Spring', agentId: account.agentId },
+    actor: null,
+  });
   const paused = { campaignId, abandonRate: 0.04, threshold: 0.035, windowDays: 30 };
-  await emit({ type: 'campaign.compliance_paused', accountId: user.accountId, subject: { type: 'campaign', id: campaignId }, data: paused, actor: null });
+  await emit({
+    type: 'campaign.compliance_paused',
+    accountId: user.accountId,
+    subject: { type: 'campaign', id: campaignId },
+    data: paused,
+    actor: null,
+  });
 
   const byType = await waitFor('every event type', () => {
     const types = new Set(target.received.map((r) => r.body.type));
@@ -194,13 +239,38 @@ test('every event type reaches the endpoint signed as documented; the events of 
   const ofCall = target.received.filter((r) => r.body.data.callId === answered).map((r) => r.body.type);
   assert.deepEqual(ofCall, ['call.queued', 'call.connected', 'call.completed'], 'in the order they happened');
   const done = target.received.find((r) => r.body.type === 'call.completed')!.body.data;
-  assert.deepEqual(Object.keys(done).sort(), ['agentId', 'callId', 'contactId', 'disposition', 'durationSeconds', 'recordingUrl', 'status']);
+  assert.deepEqual(Object.keys(done).sort(), [
+    'agentId',
+    'callId',
+    'contactId',
+    'disposition',
+    'durationSeconds',
+    'recordingUrl',
+    'status',
+  ]);
   assert.deepEqual(
-    { callId: done.callId, agentId: done.agentId, contactId: done.contactId, status: done.status, durationSeconds: done.durationSeconds, disposition: done.disposition },
-    { callId: answered, agentId: account.agentId, contactId: account.contacts.get(PHONES.answers), status: 'completed', durationSeconds: completed.durationSeconds, disposition: completed.disposition },
+    {
+      callId: done.callId,
+      agentId: done.agentId,
+      contactId: done.contactId,
+      status: done.status,
+      durationSeconds: done.durationSeconds,
+      disposition: done.disposition,
+    },
+    {
+      callId: answered,
+      agentId: account.agentId,
+      contactId: account.contacts.get(PHONES.answers),
+      status: 'completed',
+      durationSeconds: completed.durationSeconds,
+      disposition: completed.disposition,
+    },
   );
   if (completed.recordingStorageKey) {
-    assert.match(String(done.recordingUrl), new RegExp(`/api/v1/calls/${answered}/recording\\.wav\\?expires=\\d+&signature=[0-9a-f]{64}$`));
+    assert.match(
+      String(done.recordingUrl),
+      new RegExp(`/api/v1/calls/${answered}/recording\\.wav\\?expires=\\d+&signature=[0-9a-f]{64}$`),
+    );
   } else {
     assert.equal(done.recordingUrl, null);
   }
@@ -253,7 +323,10 @@ test('ten failed attempts in a row disable an endpoint with the reason; a succes
   const refused = await send('POST', `/webhooks/${endpoint.id}/test`);
   assert.equal(refused.statusCode, 409);
   const enabled = await ok('PATCH', `/webhooks/${endpoint.id}`, { enabled: true });
-  assert.deepEqual([enabled.enabled, enabled.failureStreak, enabled.disabledReason, enabled.disabledAt], [true, 0, null, null]);
+  assert.deepEqual(
+    [enabled.enabled, enabled.failureStreak, enabled.disabledReason, enabled.disabledAt],
+    [true, 0, null, null],
+  );
   await ok('DELETE', `/webhooks/${endpoint.id}`);
 });
 
@@ -286,8 +359,14 @@ test('a rotated secret: both signatures are sent while the old one overlaps, the
   const [t, v1New, v1Old] = String(got.headers['x-service-signature']).split(',');
   assert.match(`${t},${v1New},${v1Old}`, /^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
   assert.ok(verifyWebhook(got.rawBody, got.headers, rotated.secret, { nowSec: nowSec() }).valid);
-  assert.ok(verifyWebhook(got.rawBody, got.headers, oldSecret, { nowSec: nowSec() }).valid, 'a receiver still on the old secret verifies too');
-  assert.deepEqual(verifyWebhook(got.rawBody, got.headers, rotated.secret, { nowSec: nowSec() + 301 }), { valid: false, reason: 'timestamp_out_of_tolerance' });
+  assert.ok(
+    verifyWebhook(got.rawBody, got.headers, oldSecret, { nowSec: nowSec() }).valid,
+    'a receiver still on the old secret verifies too',
+  );
+  assert.deepEqual(verifyWebhook(got.rawBody, got.headers, rotated.secret, { nowSec: nowSec() + 301 }), {
+    valid: false,
+    reason: 'timestamp_out_of_tolerance',
+  });
 
   kit.clock.advance(24 * 3600_000);
   assert.equal((await api(kit.t, user).ok('GET', `/webhooks/${endpoint.id}`)).secretRotatedUntil, null);
@@ -302,14 +381,23 @@ test('a rotated secret: both signatures are sent while the old one overlaps, the
 test('redelivery sends the same id again, and two workers never make one attempt twice', async () => {
   const target = await receiver();
   const endpoint = await createEndpoint(target, { events: ['campaign.started'] });
-  const second = await startJobWorkers({ db: kit.t.infra.database.db, services: kit.t.services, log: pino({ level: 'silent' }), pollingIntervalSeconds: 0.5 });
+  const second = await startJobWorkers({
+    db: kit.t.infra.database.db,
+    services: kit.t.services,
+    log: pino({ level: 'silent' }),
+    pollingIntervalSeconds: 0.5,
+  });
   try {
     const ids = [];
     for (let i = 0; i < 12; i++) ids.push(await sendTest(endpoint.id));
     for (const id of ids) await attemptsDone(endpoint.id, id, 1);
     const counts = new Map<string, number>();
     for (const r of target.received) counts.set(r.deliveryId, (counts.get(r.deliveryId) ?? 0) + 1);
-    assert.deepEqual(ids.map((id) => counts.get(id)), ids.map(() => 1), 'each delivery arrived once');
+    assert.deepEqual(
+      ids.map((id) => counts.get(id)),
+      ids.map(() => 1),
+      'each delivery arrived once',
+    );
 
     // A redelivery taken by both workers and by three direct callers at once: one attempt.
     const [id] = ids;
@@ -320,10 +408,17 @@ test('redelivery sends the same id again, and two workers never make one attempt
       const v = await delivery(endpoint.id, id!);
       return v.state === 'succeeded' && v.attempts.length === 2 && v;
     });
-    assert.deepEqual(view.attempts.map((a) => a.number), [1, 2]);
+    assert.deepEqual(
+      view.attempts.map((a) => a.number),
+      [1, 2],
+    );
     const copies = target.received.filter((r) => r.deliveryId === id);
     assert.equal(copies.length, 2);
-    assert.deepEqual(copies.map((c) => c.duplicate), [false, true], 'the receiver dedupes the same id');
+    assert.deepEqual(
+      copies.map((c) => c.duplicate),
+      [false, true],
+      'the receiver dedupes the same id',
+    );
   } finally {
     await second.stop(5_000);
   }
@@ -339,7 +434,11 @@ test('a failing delivery retries after 5, 30 and 120 s with the same id and fres
   for (const [index, delay] of [5, 30, 120].entries()) {
     const last = view.attempts[index]!;
     assert.equal(view.state, 'pending');
-    assert.equal(Date.parse(view.nextAttemptAt!) - Date.parse(last.finishedAt!), delay * 1000, `retry ${index + 1} after ${delay} s: ${JSON.stringify(view)} at ${kit.clock.now().toISOString()}`);
+    assert.equal(
+      Date.parse(view.nextAttemptAt!) - Date.parse(last.finishedAt!),
+      delay * 1000,
+      `retry ${index + 1} after ${delay} s: ${JSON.stringify(view)} at ${kit.clock.now().toISOString()}`,
+    );
     kit.clock.advance(delay * 1000 - 1);
     assert.equal((await kit.t.services.webhooks.attempt(user.accountId, id)).outcome, 'not due');
     kit.clock.advance(1);
@@ -349,16 +448,25 @@ test('a failing delivery retries after 5, 30 and 120 s with the same id and fres
   }
   assert.equal(view.state, 'abandoned');
   assert.equal(view.nextAttemptAt, null);
-  assert.deepEqual(view.attempts.map((a) => a.statusCode), [500, 500, 500, 500]);
+  assert.deepEqual(
+    view.attempts.map((a) => a.statusCode),
+    [500, 500, 500, 500],
+  );
   assert.equal(view.attempts[0]!.responseBody, 'no thanks (500)');
   const sent = target.received.filter((r) => r.deliveryId === id);
   assert.equal(sent.length, 4);
-  assert.equal(new Set(sent.map((r) => r.headers['x-service-timestamp'])).size, 4, 'a fresh timestamp and signature each time');
+  assert.equal(
+    new Set(sent.map((r) => r.headers['x-service-timestamp'])).size,
+    4,
+    'a fresh timestamp and signature each time',
+  );
   assert.equal(new Set(sent.map((r) => r.rawBody)).size, 1, 'the same body');
   assert.equal((await deliveries(endpoint.id, '&state=abandoned')).length, 1);
 
   status = 200;
-  const bulk = await api(kit.t, user).ok('POST', `/webhooks/${endpoint.id}/deliveries/redeliver`, { since: new Date(kit.clock.now().getTime() - 3600_000).toISOString() });
+  const bulk = await api(kit.t, user).ok('POST', `/webhooks/${endpoint.id}/deliveries/redeliver`, {
+    since: new Date(kit.clock.now().getTime() - 3600_000).toISOString(),
+  });
   assert.deepEqual(bulk, { redelivered: 1 });
   view = await waitFor('the bulk redelivery', async () => {
     const v = await delivery(endpoint.id, id);
@@ -376,7 +484,11 @@ test('deleting an endpoint stops its pending deliveries', async () => {
   await api(kit.t, user).ok('DELETE', `/webhooks/${endpoint.id}`);
   kit.clock.advance(5_000);
   assert.equal((await kit.t.services.webhooks.attempt(user.accountId, id)).outcome, 'not pending');
-  const left = await kit.t.infra.database.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).execute();
+  const left = await kit.t.infra.database.db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('endpoint_id', '=', endpoint.id)
+    .execute();
   assert.deepEqual(left, []);
   assert.equal(target.received.length, 1);
 });
@@ -392,6 +504,10 @@ test('delivery records are kept 30 days, then pruned with their attempts', async
   kit.clock.advance(2 * 86_400_000);
   assert.ok((await kit.t.services.webhooks.prune()) >= 1);
   assert.deepEqual(await deliveries(endpoint.id), []);
-  const attempts = await kit.t.infra.database.db.selectFrom('webhook_attempts').select('number').where('delivery_id', '=', id).execute();
+  const attempts = await kit.t.infra.database.db
+    .selectFrom('webhook_attempts')
+    .select('number')
+    .where('delivery_id', '=', id)
+    .execute();
   assert.deepEqual(attempts, []);
 });

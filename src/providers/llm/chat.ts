@@ -79,7 +79,11 @@ export async function collectChat(deltas: AsyncIterable<ChatDelta>): Promise<Col
       calls.set(delta.index, call);
     } else {
       const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
-      return { message: { role: 'assistant', content: text || null, toolCalls }, usage: delta.usage, finishReason: delta.finishReason };
+      return {
+        message: { role: 'assistant', content: text || null, toolCalls },
+        usage: delta.usage,
+        finishReason: delta.finishReason,
+      };
     }
   }
   throw new Error('the chat stream ended without its final usage delta');
@@ -100,13 +104,20 @@ export function estimateInputTokens(messages: readonly ChatMessage[]): number {
   let total = 0;
   for (const message of messages) {
     total += 4 + estimateTokens(message.content ?? '');
-    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) total += estimateTokens(call.name + call.arguments);
+    if (message.role === 'assistant')
+      for (const call of message.toolCalls ?? []) total += estimateTokens(call.name + call.arguments);
   }
   return total;
 }
 
 /** How a call ended, as the agent judged it; the argument of the end_call tool. */
-export const CALL_DISPOSITIONS = ['interested', 'not_interested', 'callback_requested', 'do_not_call', 'voicemail'] as const;
+export const CALL_DISPOSITIONS = [
+  'interested',
+  'not_interested',
+  'callback_requested',
+  'do_not_call',
+  'voicemail',
+] as const;
 export type CallDisposition = (typeof CALL_DISPOSITIONS)[number];
 
 /**

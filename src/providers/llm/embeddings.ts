@@ -21,7 +21,12 @@ const PROVIDER = 'openai-embeddings';
 const BATCH = 64;
 
 export function createEmbeddingsClient(options: EmbeddingsOptions): EmbeddingsClient {
-  const endpoint = { provider: PROVIDER, baseUrl: options.baseUrl.replace(/\/+$/, ''), apiKey: options.apiKey, timeoutMs: options.timeoutMs };
+  const endpoint = {
+    provider: PROVIDER,
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    apiKey: options.apiKey,
+    timeoutMs: options.timeoutMs,
+  };
 
   async function batch(texts: string[], signal?: AbortSignal): Promise<number[][]> {
     const response = await postJson(endpoint, '/embeddings', { model: options.model, input: texts }, signal);
@@ -29,19 +34,31 @@ export function createEmbeddingsClient(options: EmbeddingsOptions): EmbeddingsCl
     try {
       body = (await response.body.json()) as typeof body;
     } catch (error) {
-      throw error instanceof SyntaxError ? new ProviderError(PROVIDER, 'bad_response', 'the embeddings answer is not JSON') : response.failure(error);
+      throw error instanceof SyntaxError
+        ? new ProviderError(PROVIDER, 'bad_response', 'the embeddings answer is not JSON')
+        : response.failure(error);
     } finally {
       response.done();
     }
     const vectors: number[][] = new Array(texts.length);
     for (const [position, item] of (body.data ?? []).entries()) {
       const index = item.index ?? position;
-      if (!Array.isArray(item.embedding) || !item.embedding.every((x) => typeof x === 'number') || index < 0 || index >= texts.length) {
-        throw new ProviderError(PROVIDER, 'bad_response', 'the embeddings answer holds an item that is not a vector of numbers');
+      if (
+        !Array.isArray(item.embedding) ||
+        !item.embedding.every((x) => typeof x === 'number') ||
+        index < 0 ||
+        index >= texts.length
+      ) {
+        throw new ProviderError(
+          PROVIDER,
+          'bad_response',
+          'the embeddings answer holds an item that is not a vector of numbers',
+        );
       }
       vectors[index] = item.embedding as number[];
     }
-    if (vectors.filter(Boolean).length !== texts.length) throw new ProviderError(PROVIDER, 'bad_response', 'the embeddings answer lacks some inputs');
+    if (vectors.filter(Boolean).length !== texts.length)
+      throw new ProviderError(PROVIDER, 'bad_response', 'the embeddings answer lacks some inputs');
     return vectors;
   }
 
@@ -49,7 +66,8 @@ export function createEmbeddingsClient(options: EmbeddingsOptions): EmbeddingsCl
     model: options.model,
     async embed(texts, signal) {
       const vectors: number[][] = [];
-      for (let start = 0; start < texts.length; start += BATCH) vectors.push(...(await batch(texts.slice(start, start + BATCH), signal)));
+      for (let start = 0; start < texts.length; start += BATCH)
+        vectors.push(...(await batch(texts.slice(start, start + BATCH), signal)));
       return vectors;
     },
   };

@@ -15,8 +15,18 @@ export { asksNotToBeCalled, createPlaybookLlm, PLAYBOOK_ENGINE_NAME } from './pl
 
 export function createLlmClient(config: LlmConfig): LlmClient {
   if (config.provider === 'openai') {
-    return createOpenAiLlm({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model, timeoutMs: config.timeoutMs });
+    return createOpenAiLlm({
+      baseUrl: config.baseUrl,
+      apiKey: config.apiKey,
+      model: config.model,
+      timeoutMs: config.timeoutMs,
+    });
   }
   return createPlaybookLlm();
 }
-export { cosineSimilarity, createEmbeddingsClient, type EmbeddingsClient, type EmbeddingsOptions } from './embeddings.js';
+export {
+  cosineSimilarity,
+  createEmbeddingsClient,
+  type EmbeddingsClient,
+  type EmbeddingsOptions,
+} from './embeddings.js';

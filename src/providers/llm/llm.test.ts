@@ -5,7 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../../config.js';
 import { isProviderError, type ProviderError } from '../provider-error.js';
 import { sseData } from '../sse.js';
-import { collectChat, createLlmClient, createOpenAiLlm, END_CALL_TOOL, type ChatDelta, type LlmClient } from './index.js';
+import {
+  collectChat,
+  createLlmClient,
+  createOpenAiLlm,
+  END_CALL_TOOL,
+  type ChatDelta,
+  type LlmClient,
+} from './index.js';
 
 // A local server speaking OpenAI's streamed /chat/completions: each test sets what the next request gets.
 const API_KEY = 'sk-test-5f1c9a0e7b2d4c6a8e1f3b5d7c9a1e3f';
@@ -33,7 +40,12 @@ after(() => {
 });
 
 function client(options: { timeoutMs?: number; apiKey?: string | null } = {}): LlmClient {
-  return createOpenAiLlm({ baseUrl, apiKey: options.apiKey === undefined ? API_KEY : options.apiKey, model: 'test-model', timeoutMs: options.timeoutMs ?? 5000 });
+  return createOpenAiLlm({
+    baseUrl,
+    apiKey: options.apiKey === undefined ? API_KEY : options.apiKey,
+    model: 'test-model',
+    timeoutMs: options.timeoutMs ?? 5000,
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,7 +54,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function streamEvents(res: ServerResponse, events: unknown[], { done = true, lineEnd = '\n' } = {}) {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   let wire = ': keep-alive comment\n\n';
-  for (const event of events) wire += `data: ${typeof event === 'string' ? event : JSON.stringify(event)}${lineEnd}${lineEnd}`;
+  for (const event of events)
+    wire += `data: ${typeof event === 'string' ? event : JSON.stringify(event)}${lineEnd}${lineEnd}`;
   if (done) wire += `data: [DONE]${lineEnd}${lineEnd}`;
   const bytes = Buffer.from(wire, 'utf8');
   for (let offset = 0; offset < bytes.length; offset += 37) {
@@ -75,7 +88,12 @@ function assertNoKey(error: Error) {
 }
 
 test('server-sent events: any line ending, split anywhere, multi-line data, comments and other fields skipped', async () => {
-  const wire = ': hello\r\r' + 'event: x\ndata: one\r\n\r\n' + 'data:two\rdata:  three\r\r' + 'id: 7\ndata\n\n' + 'data: last without blank line';
+  const wire =
+    ': hello\r\r' +
+    'event: x\ndata: one\r\n\r\n' +
+    'data:two\rdata:  three\r\r' +
+    'id: 7\ndata\n\n' +
+    'data: last without blank line';
   const bytes = Buffer.from(wire);
   for (const size of [1, 2, 3, 5, 1000]) {
     async function* pieces() {
@@ -96,7 +114,12 @@ test('a streamed turn: the request follows the protocol, the text arrives in del
         textChunk('Hello, this is '),
         textChunk('Ada — from Acme. 👋'),
         textChunk(' Do you have a minute?', 'stop'),
-        { id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 42, completion_tokens: 17, total_tokens: 59 } },
+        {
+          id: 'chatcmpl-1',
+          object: 'chat.completion.chunk',
+          choices: [],
+          usage: { prompt_tokens: 42, completion_tokens: 17, total_tokens: 59 },
+        },
       ],
       { lineEnd: '\r\n' },
     );
@@ -166,14 +189,20 @@ test('tool calls are assembled from their streamed fragments, several at once', 
   assert.deepEqual(turn.usage, { inputTokens: 80, outputTokens: 30 });
   // Earlier tool calls and results go back in OpenAI's shape.
   assert.deepEqual(requests.at(-1)!.body.messages.slice(1), [
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'lookup_slot', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'lookup_slot', arguments: '{}' } }],
+    },
     { role: 'tool', content: '{"free":true}', tool_call_id: 'call_0' },
   ]);
 });
 
 test('a server that streams no usage gets an estimate, marked as such', async () => {
   handler = (_req, res) => streamEvents(res, [textChunk('Twelve chars'), textChunk('', 'length')]);
-  const turn = await collectChat(client({ apiKey: null }).chat({ messages: [{ role: 'user', content: 'x'.repeat(40) }] }));
+  const turn = await collectChat(
+    client({ apiKey: null }).chat({ messages: [{ role: 'user', content: 'x'.repeat(40) }] }),
+  );
   assert.equal(requests.at(-1)!.headers.authorization, undefined, 'no key, no Authorization header');
   assert.equal(turn.finishReason, 'length');
   assert.deepEqual(turn.usage, { inputTokens: 4 + 10, outputTokens: 3, estimated: true });
@@ -182,7 +211,9 @@ test('a server that streams no usage gets an estimate, marked as such', async ()
 test('an error status becomes a ProviderError without the API key, even when the server echoes it', async () => {
   handler = (_req, res) => {
     res.writeHead(401, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${API_KEY}`, type: 'invalid_request_error' } }));
+    res.end(
+      JSON.stringify({ error: { message: `Incorrect API key provided: ${API_KEY}`, type: 'invalid_request_error' } }),
+    );
   };
   const error = await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
   assert.equal(error.code, 'upstream_error');
@@ -200,13 +231,17 @@ test('an error status becomes a ProviderError without the API key, even when the
 });
 
 test('broken streams fail clearly: an error event, an event that is not JSON, a stream cut short', async () => {
-  handler = (_req, res) => streamEvents(res, [textChunk('Hi'), { error: { message: 'model overloaded' } }], { done: false });
+  handler = (_req, res) =>
+    streamEvents(res, [textChunk('Hi'), { error: { message: 'model overloaded' } }], { done: false });
   const overloaded = await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
   assert.equal(overloaded.code, 'upstream_error');
   assert.match(overloaded.message, /model overloaded/);
 
   handler = (_req, res) => streamEvents(res, ['{not json']);
-  assert.equal((await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })))).code, 'bad_response');
+  assert.equal(
+    (await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })))).code,
+    'bad_response',
+  );
 
   handler = (_req, res) => streamEvents(res, [textChunk('Hel')], { done: false });
   const cut = await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
@@ -221,7 +256,9 @@ test('a server that stalls hits the timeout; a caller abort stops the turn; both
     // ...and nothing more.
   };
   const before = closedEarly.length;
-  const stalled = await errorOf(collectChat(client({ timeoutMs: 300 }).chat({ messages: [{ role: 'user', content: 'hi' }] })));
+  const stalled = await errorOf(
+    collectChat(client({ timeoutMs: 300 }).chat({ messages: [{ role: 'user', content: 'hi' }] })),
+  );
   assert.equal(stalled.code, 'timeout');
   assert.match(stalled.message, /did not complete within 300 ms/);
   assertNoKey(stalled);
@@ -230,7 +267,10 @@ test('a server that stalls hits the timeout; a caller abort stops the turn; both
   const seen: string[] = [];
   const aborted = await errorOf(
     (async () => {
-      for await (const delta of client().chat({ messages: [{ role: 'user', content: 'hi' }], signal: controller.signal })) {
+      for await (const delta of client().chat({
+        messages: [{ role: 'user', content: 'hi' }],
+        signal: controller.signal,
+      })) {
         if (delta.type === 'text') seen.push(delta.text);
         controller.abort();
       }
@@ -265,7 +305,12 @@ test('an unreachable server is a network error without the key; bad arguments ar
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
-  const unreachable = createOpenAiLlm({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: API_KEY, model: 'm', timeoutMs: 5000 });
+  const unreachable = createOpenAiLlm({
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    apiKey: API_KEY,
+    model: 'm',
+    timeoutMs: 5000,
+  });
   const error = await errorOf(collectChat(unreachable.chat({ messages: [{ role: 'user', content: 'hi' }] })));
   assert.equal(error.code, 'network');
   assert.match(error.message, /ECONNREFUSED/);
@@ -284,7 +329,12 @@ test('configuration picks the adapter: the playbook engine offline by default, o
   const offline = createLlmClient(loadConfig({}).llm);
   assert.equal(offline.name, 'parley-playbook');
 
-  const config = loadConfig({ LLM_PROVIDER: 'openai', LLM_BASE_URL: `${baseUrl}/`, LLM_API_KEY: API_KEY, LLM_MODEL: 'local-model' });
+  const config = loadConfig({
+    LLM_PROVIDER: 'openai',
+    LLM_BASE_URL: `${baseUrl}/`,
+    LLM_API_KEY: API_KEY,
+    LLM_MODEL: 'local-model',
+  });
   assert.equal(config.llm.baseUrl, baseUrl, 'the trailing slash is dropped');
   const online = createLlmClient(config.llm);
   assert.equal(online.name, 'openai:local-model');

@@ -107,7 +107,12 @@ export function createOpenAiLlm(options: OpenAiLlmOptions): LlmClient {
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
       ...(request.responseFormat
-        ? { response_format: { type: 'json_schema', json_schema: { name: request.responseFormat.name, schema: request.responseFormat.schema, strict: true } } }
+        ? {
+            response_format: {
+              type: 'json_schema',
+              json_schema: { name: request.responseFormat.name, schema: request.responseFormat.schema, strict: true },
+            },
+          }
         : {}),
     };
     const response = await postJson(endpoint, '/chat/completions', payload, request.signal);
@@ -133,7 +138,11 @@ export function createOpenAiLlm(options: OpenAiLlmOptions): LlmClient {
         }
         if (chunk.error) {
           const message = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? 'unknown error');
-          throw new ProviderError(PROVIDER, 'upstream_error', `the chat stream reported an error: ${message.slice(0, 300)}`);
+          throw new ProviderError(
+            PROVIDER,
+            'upstream_error',
+            `the chat stream reported an error: ${message.slice(0, 300)}`,
+          );
         }
         if (chunk.usage) {
           usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };

@@ -30,7 +30,14 @@ import {
   type ChatRequest,
   type LlmClient,
 } from './chat.js';
-import { bestPair, keywords, parseScript, scriptFromSystemPrompt, type AgentScript, type ParsedScript } from './playbook-script.js';
+import {
+  bestPair,
+  keywords,
+  parseScript,
+  scriptFromSystemPrompt,
+  type AgentScript,
+  type ParsedScript,
+} from './playbook-script.js';
 
 export const PLAYBOOK_ENGINE_NAME = 'parley-playbook';
 
@@ -62,7 +69,8 @@ const REFUSAL =
   /^(?:no|nope|nah)\b(?!,? (?:problem|worries))|not interested|no,? thanks|no,? thank you|don'?t want|not for (?:me|us)|we'?re (?:good|fine|all set)|i'?m (?:good|fine|all set)|i'?ll pass|pass on (?:it|this|that)/;
 const WANTS_A_PERSON =
   /(?:speak|talk) (?:to|with) (?:a |an |the |your )?(?:real |actual |live )?(?:person|human|manager|supervisor|someone|somebody|representative|agent)|real person|human being/;
-const STRONG_AGREEMENT = /sign (?:me|us) up|book (?:it|me|us|that)|i'?m interested|we'?re interested|let'?s do (?:it|that)|go ahead/;
+const STRONG_AGREEMENT =
+  /sign (?:me|us) up|book (?:it|me|us|that)|i'?m interested|we'?re interested|let'?s do (?:it|that)|go ahead/;
 const AGREEMENT =
   /^(?:yes|yeah|yep|yup|sure|ok|okay|alright|all right|absolutely|definitely|certainly|of course|sounds (?:good|great)|great|perfect|that works|why not|i'?d like that|please do)\b/;
 const QUESTION_START =
@@ -111,7 +119,10 @@ function decide(script: ParsedScript, messages: readonly ChatMessage[], mayTrans
     return { say: LINES.goodbye, end: { disposition: 'callback_requested', reason: 'No answer from the other side.' } };
   }
   if (VOICEMAIL.test(lastWords)) {
-    return { say: script.voicemailMessage, end: { disposition: 'voicemail', reason: 'An answering machine picked up.' } };
+    return {
+      say: script.voicemailMessage,
+      end: { disposition: 'voicemail', reason: 'An answering machine picked up.' },
+    };
   }
   if (DO_NOT_CALL.test(lastWords)) {
     return { say: LINES.doNotCall, end: { disposition: 'do_not_call', reason: 'They asked not to be called again.' } };
@@ -121,20 +132,30 @@ function decide(script: ParsedScript, messages: readonly ChatMessage[], mayTrans
   if (mayTransfer && script.transferKeys.size > 0) {
     let overlap = 0;
     for (const key of keywords(lastWords)) if (script.transferKeys.has(key)) overlap++;
-    if (WANTS_A_PERSON.test(lastWords) || overlap >= 2) return { say: LINES.transfer, transfer: { reason: 'They asked for a person.' } };
+    if (WANTS_A_PERSON.test(lastWords) || overlap >= 2)
+      return { say: LINES.transfer, transfer: { reason: 'They asked for a person.' } };
   }
   if (agentTurns.length >= MAX_AGENT_TURNS) {
-    return { say: LINES.wrapUpLong, end: { disposition: 'not_interested', reason: 'The conversation ran long without a decision.' } };
+    return {
+      say: LINES.wrapUpLong,
+      end: { disposition: 'not_interested', reason: 'The conversation ran long without a decision.' },
+    };
   }
 
   const words = keywords(lastWords);
   const objection = bestPair(script.objections, words, 2);
   if (objection) {
     if (!said(objection.pair.answer)) return { say: objection.pair.answer };
-    return { say: LINES.refusal, end: { disposition: 'not_interested', reason: 'They raised the same objection again.' } };
+    return {
+      say: LINES.refusal,
+      end: { disposition: 'not_interested', reason: 'They raised the same objection again.' },
+    };
   }
   if (CALLBACK.test(lastWords)) {
-    return { say: LINES.callback, end: { disposition: 'callback_requested', reason: 'They asked to be called back later.' } };
+    return {
+      say: LINES.callback,
+      end: { disposition: 'callback_requested', reason: 'They asked to be called back later.' },
+    };
   }
   if (GOODBYE.test(lastWords)) {
     return {
@@ -177,7 +198,8 @@ function scriptOf(request: ChatRequest): AgentScript {
 
 export function createPlaybookLlm(): LlmClient {
   async function* chat(request: ChatRequest): AsyncGenerator<ChatDelta> {
-    if (request.signal?.aborted) throw new ProviderError(PLAYBOOK_ENGINE_NAME, 'aborted', 'the turn was aborted by the caller');
+    if (request.signal?.aborted)
+      throw new ProviderError(PLAYBOOK_ENGINE_NAME, 'aborted', 'the turn was aborted by the caller');
     const mayTransfer = request.tools?.some((tool) => tool.name === 'transfer_call') ?? false;
     const decision = decide(parseScript(scriptOf(request)), request.messages, mayTransfer);
     const mayEndCall = !request.tools || request.tools.some((tool) => tool.name === 'end_call');
@@ -197,7 +219,13 @@ export function createPlaybookLlm(): LlmClient {
       yield { type: 'tool_call', index: 0, id: `end_call_${turn}`, name: 'end_call', arguments: toolArguments };
     } else if (decision.transfer && !truncated) {
       toolArguments = JSON.stringify({ reason: decision.transfer.reason });
-      yield { type: 'tool_call', index: 0, id: `transfer_call_${turn}`, name: 'transfer_call', arguments: toolArguments };
+      yield {
+        type: 'tool_call',
+        index: 0,
+        id: `transfer_call_${turn}`,
+        name: 'transfer_call',
+        arguments: toolArguments,
+      };
     }
     const scriptText = request.agent ? Object.values(request.agent).filter(Boolean).join('\n') : '';
     yield {

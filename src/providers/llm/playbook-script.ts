@@ -95,7 +95,10 @@ function pair(trigger: string, answer: string): ScriptPair | null {
 }
 
 /** trigger -> answer pairs from objection or FAQ text, in the forms listed at the top of this file. */
-export function parsePairs(text: string | null | undefined, { questionSplit }: { questionSplit: boolean }): ScriptPair[] {
+export function parsePairs(
+  text: string | null | undefined,
+  { questionSplit }: { questionSplit: boolean },
+): ScriptPair[] {
   const lines = items(text);
   const pairs: ScriptPair[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -141,7 +144,20 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 const NEGATIONS = new Set(['not', 'never']);
-const INTENSIFIERS = new Set(['really', 'very', 'quite', 'even', 'actually', 'so', 'too', 'that', 'at', 'all', 'a', 'the']);
+const INTENSIFIERS = new Set([
+  'really',
+  'very',
+  'quite',
+  'even',
+  'actually',
+  'so',
+  'too',
+  'that',
+  'at',
+  'all',
+  'a',
+  'the',
+]);
 
 function stem(word: string): string {
   for (const suffix of ['ing', 'ed', 'es', 's', 'ly', 'e']) {
@@ -194,7 +210,8 @@ export function bestPair(pairs: readonly ScriptPair[], words: Set<string>, minOv
     if (!overlap) return;
     const share = overlap / pair.keys.size;
     if (overlap < minOverlap && share < 0.5) return;
-    if (!best || overlap > best.overlap || (overlap === best.overlap && share > best.share)) best = { index, pair, overlap, share };
+    if (!best || overlap > best.overlap || (overlap === best.overlap && share > best.share))
+      best = { index, pair, overlap, share };
   });
   return best;
 }

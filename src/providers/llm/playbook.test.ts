@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assembleSystemPrompt } from '../../modules/agents/agents.prompt.js';
-import { collectChat, createPlaybookLlm, END_CALL_TOOL, type AgentScript, type ChatDelta, type ChatMessage } from './index.js';
+import {
+  collectChat,
+  createPlaybookLlm,
+  END_CALL_TOOL,
+  type AgentScript,
+  type ChatDelta,
+  type ChatMessage,
+} from './index.js';
 import { keywords, parseScript, scriptFromSystemPrompt } from './playbook-script.js';
 
 const engine = createPlaybookLlm();
@@ -32,9 +39,15 @@ const agent: AgentScript = {
 
 /** Plays one turn and returns what the agent said, and the end_call arguments when it hangs up. */
 async function turn(messages: ChatMessage[], script: AgentScript | undefined = agent) {
-  const result = await collectChat(engine.chat({ messages, tools: [END_CALL_TOOL], ...(script ? { agent: script } : {}) }));
+  const result = await collectChat(
+    engine.chat({ messages, tools: [END_CALL_TOOL], ...(script ? { agent: script } : {}) }),
+  );
   const end = result.message.toolCalls.find((call) => call.name === 'end_call');
-  return { say: result.message.content ?? '', end: end ? (JSON.parse(end.arguments) as { disposition: string; reason: string }) : null, result };
+  return {
+    say: result.message.content ?? '',
+    end: end ? (JSON.parse(end.arguments) as { disposition: string; reason: string }) : null,
+    result,
+  };
 }
 
 /** Runs a whole conversation: the other side's lines in order; returns the agent's lines and how it ended. */
@@ -69,9 +82,15 @@ test('the playbook is parsed into steps, objection and FAQ pairs, and closers', 
   );
   assert.deepEqual(
     parsed.faq.map((pair) => pair.answer),
-    ['We are at 12 Main Street, next to the library.', 'Yes, we accept most major insurance plans.', 'There is free parking behind the building.'],
+    [
+      'We are at 12 Main Street, next to the library.',
+      'Yes, we accept most major insurance plans.',
+      'There is free parking behind the building.',
+    ],
   );
-  assert.deepEqual(parsed.closers, ['Perfect, I have you down for next week. You will get a text confirmation. Goodbye!']);
+  assert.deepEqual(parsed.closers, [
+    'Perfect, I have you down for next week. You will get a text confirmation. Goodbye!',
+  ]);
   // Negations stick to their word, so "not sure" does not look like "not interested".
   assert.deepEqual([...keywords("I'm not sure, we don't really need it")], ['not_sur', 'not_need']);
 });
@@ -94,7 +113,11 @@ test('a willing callee: opener, every step in order, an FAQ answer on the way, t
 });
 
 test('objections are answered once by keyword overlap; the same objection twice ends the call', async () => {
-  const first = await converse(['Sorry, this sounds too expensive for me.', 'We already have a dentist we like.', 'Sure, go on.']);
+  const first = await converse([
+    'Sorry, this sounds too expensive for me.',
+    'We already have a dentist we like.',
+    'Sure, go on.',
+  ]);
   assert.equal(first.said[1], 'Your first cleaning is covered by most insurance plans, so it usually costs nothing.');
   assert.equal(first.said[2], "That's great; many of our patients keep theirs and use us for evenings.");
   assert.equal(first.said[3], 'Am I speaking with the person who handles appointments?');
@@ -131,14 +154,20 @@ test('every way a call ends: do not call, voicemail, call back, refusal, goodbye
   assert.equal(gone.end?.disposition, 'callback_requested');
 
   // Without a voicemail message the agent hangs up saying nothing.
-  const quiet = await turn([{ role: 'user', content: 'The person you are calling is not available to take your call.' }], { ...agent, voicemailMessage: '' });
+  const quiet = await turn(
+    [{ role: 'user', content: 'The person you are calling is not available to take your call.' }],
+    { ...agent, voicemailMessage: '' },
+  );
   assert.equal(quiet.say, '');
   assert.equal(quiet.end?.disposition, 'voicemail');
 });
 
 test('after the last step, a neutral answer gets one check-in, then a polite goodbye', async () => {
   const { said, end } = await converse(['Yes.', 'Right.', 'Hmm.', 'I see.', 'Maybe.']);
-  assert.deepEqual(said.slice(4), ['Does that sound like something you would be interested in?', 'Thank you for your time. Goodbye!']);
+  assert.deepEqual(said.slice(4), [
+    'Does that sound like something you would be interested in?',
+    'Thank you for your time. Goodbye!',
+  ]);
   assert.equal(end?.disposition, 'not_interested');
 });
 
@@ -169,8 +198,17 @@ test('same input, same output: deltas are identical, and usage follows the docum
     ['Yes, we accept most major insurance plans. ', 'Am I speaking with the person who handles appointments?'],
   );
   const scriptChars = Object.values(agent).join('\n').length;
-  const inputTokens = 4 + Math.ceil(agent.firstMessage!.length / 4) + 4 + Math.ceil('Do you take insurance?'.length / 4) + Math.ceil(scriptChars / 4);
-  assert.deepEqual(first.at(-1), { type: 'done', usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) }, finishReason: 'stop' });
+  const inputTokens =
+    4 +
+    Math.ceil(agent.firstMessage!.length / 4) +
+    4 +
+    Math.ceil('Do you take insurance?'.length / 4) +
+    Math.ceil(scriptChars / 4);
+  assert.deepEqual(first.at(-1), {
+    type: 'done',
+    usage: { inputTokens, outputTokens: Math.ceil(text.length / 4) },
+    finishReason: 'stop',
+  });
   assert.equal(engine.name, 'parley-playbook');
 });
 
@@ -188,7 +226,10 @@ test('the engine reads the assembled system prompt when no prompt parts are pass
     ],
     undefined,
   );
-  assert.equal(viaPrompt.say, 'There is free parking behind the building. Am I speaking with the person who handles appointments?');
+  assert.equal(
+    viaPrompt.say,
+    'There is free parking behind the building. Am I speaking with the person who handles appointments?',
+  );
 });
 
 test('end_call is only called when offered; maxTokens cuts the turn short', async () => {
@@ -196,7 +237,9 @@ test('end_call is only called when offered; maxTokens cuts the turn short', asyn
     { role: 'assistant', content: agent.firstMessage! },
     { role: 'user', content: 'Stop calling me.' },
   ];
-  const noTool = await collectChat(engine.chat({ messages, agent, tools: [{ name: 'lookup', parameters: { type: 'object' } }] }));
+  const noTool = await collectChat(
+    engine.chat({ messages, agent, tools: [{ name: 'lookup', parameters: { type: 'object' } }] }),
+  );
   assert.deepEqual(noTool.message.toolCalls, []);
   assert.equal(noTool.finishReason, 'stop');
   const withTool = await collectChat(engine.chat({ messages, agent }));

@@ -24,7 +24,11 @@ export function createObjectStorage(config: StorageConfig): ObjectStorage {
     });
   }
   if (!config.dir) {
-    throw new ProviderError('storage', 'unavailable', 'local object storage needs STORAGE_DIR when DATA_DIR is ":memory:"');
+    throw new ProviderError(
+      'storage',
+      'unavailable',
+      'local object storage needs STORAGE_DIR when DATA_DIR is ":memory:"',
+    );
   }
   return createLocalStorage({ dir: config.dir });
 }

@@ -11,7 +11,13 @@ import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:f
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { ProviderError } from '../provider-error.js';
-import { resolveRange, validateContentType, validateObjectKey, type ObjectStorage, type StoredObject } from './object-storage.js';
+import {
+  resolveRange,
+  validateContentType,
+  validateObjectKey,
+  type ObjectStorage,
+  type StoredObject,
+} from './object-storage.js';
 
 const PROVIDER = 'local-storage';
 const META_DIR = '.meta';
@@ -39,7 +45,11 @@ export function createLocalStorage(options: { dir: string }): ObjectStorage {
   }
 
   const collision = () =>
-    new ProviderError(PROVIDER, 'invalid_request', 'the key collides with an existing object or folder ("a" and "a/b" cannot both exist)');
+    new ProviderError(
+      PROVIDER,
+      'invalid_request',
+      'the key collides with an existing object or folder ("a" and "a/b" cannot both exist)',
+    );
 
   /**
    * Writes a body to a temporary file beside `path` and fsyncs it; `commit` renames it into place.
@@ -116,7 +126,8 @@ export function createLocalStorage(options: { dir: string }): ObjectStorage {
       try {
         handle = await open(paths.data, 'r');
       } catch (error) {
-        if (['ENOENT', 'ENOTDIR'].includes(errnoOf(error) ?? '')) throw new ProviderError(PROVIDER, 'not_found', `no object "${key}"`);
+        if (['ENOENT', 'ENOTDIR'].includes(errnoOf(error) ?? ''))
+          throw new ProviderError(PROVIDER, 'not_found', `no object "${key}"`);
         throw error;
       }
       try {

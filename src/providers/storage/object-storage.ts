@@ -62,7 +62,11 @@ export function resolveRange(range: ByteRange, size: number, provider = 'storage
     throw new ProviderError(provider, 'invalid_request', 'a range needs integers 0 <= start <= end');
   }
   if (start >= size) {
-    throw new ProviderError(provider, 'range_not_satisfiable', `the range starts at byte ${start} of a ${size}-byte object`);
+    throw new ProviderError(
+      provider,
+      'range_not_satisfiable',
+      `the range starts at byte ${start} of a ${size}-byte object`,
+    );
   }
   return { start, end: Math.min(end ?? size - 1, size - 1) };
 }

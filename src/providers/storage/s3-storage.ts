@@ -13,7 +13,13 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { ProviderError, redactSecrets } from '../provider-error.js';
-import { resolveRange, validateContentType, validateObjectKey, type ObjectStorage, type StoredObject } from './object-storage.js';
+import {
+  resolveRange,
+  validateContentType,
+  validateObjectKey,
+  type ObjectStorage,
+  type StoredObject,
+} from './object-storage.js';
 
 const PROVIDER = 's3-storage';
 
@@ -63,7 +69,12 @@ export function createS3Storage(options: S3StorageOptions): ObjectStorage {
     }
     const message = redactSecrets(error instanceof Error ? error.message : String(error), secrets);
     if (error instanceof S3ServiceException || status) {
-      return new ProviderError(PROVIDER, 'upstream_error', `bucket ${bucket} answered ${status ?? 'an error'}: ${name}: ${message}`, status ?? null);
+      return new ProviderError(
+        PROVIDER,
+        'upstream_error',
+        `bucket ${bucket} answered ${status ?? 'an error'}: ${name}: ${message}`,
+        status ?? null,
+      );
     }
     return new ProviderError(PROVIDER, 'network', `bucket ${bucket} could not be reached: ${message}`);
   }
@@ -108,9 +119,12 @@ export function createS3Storage(options: S3StorageOptions): ObjectStorage {
       if (options.range) resolveRange(options.range, Number.MAX_SAFE_INTEGER, PROVIDER);
       const range = options.range ? `bytes=${options.range.start}-${options.range.end ?? ''}` : undefined;
       try {
-        const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }));
+        const response = await client.send(
+          new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
+        );
         const body = response.Body;
-        if (!(body instanceof Readable)) throw new ProviderError(PROVIDER, 'bad_response', 'the object body is not a stream');
+        if (!(body instanceof Readable))
+          throw new ProviderError(PROVIDER, 'bad_response', 'the object body is not a stream');
         const span = parseContentRange(response.ContentRange);
         if (range && !span) {
           body.destroy();

@@ -37,7 +37,21 @@ function* pattern(size: number, chunk = 64 * 1024): Generator<Buffer> {
 }
 const sha = (buffer: Buffer) => createHash('sha256').update(buffer).digest('hex');
 
-const INVALID_KEYS = ['', '/etc/passwd', '../escape', 'a/../../b', 'a/./b', 'a//b', 'a/', '.hidden', 'a/.meta', 'a\u0000b', 'a\nb', 'a\\b', 'k'.repeat(1025)];
+const INVALID_KEYS = [
+  '',
+  '/etc/passwd',
+  '../escape',
+  'a/../../b',
+  'a/./b',
+  'a//b',
+  'a/',
+  '.hidden',
+  'a/.meta',
+  'a\u0000b',
+  'a\nb',
+  'a\\b',
+  'k'.repeat(1025),
+];
 
 /**
  * What every driver must do alike. `strictRanges: false` skips two edge cases s3rver gets wrong (it
@@ -75,15 +89,27 @@ function storageContract(driverName: string, make: () => ObjectStorage, { strict
         assert.deepEqual(part.range, span);
         assert.equal(part.size, 20, 'size is the whole object');
       }
-      assert.equal((await errorOf(storage.get('calls/c1/recording.wav', { range: { start: 20 } }))).code, 'range_not_satisfiable');
-      assert.equal((await errorOf(storage.get('calls/c1/recording.wav', { range: { start: 5, end: 2 } }))).code, 'invalid_request');
-      assert.equal((await errorOf(storage.get('calls/c1/recording.wav', { range: { start: -1 } }))).code, 'invalid_request');
+      assert.equal(
+        (await errorOf(storage.get('calls/c1/recording.wav', { range: { start: 20 } }))).code,
+        'range_not_satisfiable',
+      );
+      assert.equal(
+        (await errorOf(storage.get('calls/c1/recording.wav', { range: { start: 5, end: 2 } }))).code,
+        'invalid_request',
+      );
+      assert.equal(
+        (await errorOf(storage.get('calls/c1/recording.wav', { range: { start: -1 } }))).code,
+        'invalid_request',
+      );
     });
 
     test('a streamed body of several megabytes round-trips byte for byte', async () => {
       const size = 9 * 1024 * 1024 + 123; // past one 8 MiB part, so S3 takes a multipart upload
       const expected = Buffer.concat([...pattern(size)]);
-      assert.deepEqual(await storage.put('big/stream.bin', Readable.from(pattern(size)), { contentType: 'application/octet-stream' }), { size });
+      assert.deepEqual(
+        await storage.put('big/stream.bin', Readable.from(pattern(size)), { contentType: 'application/octet-stream' }),
+        { size },
+      );
       const got = await storage.get('big/stream.bin');
       assert.equal(got.size, size);
       assert.equal(sha(await readAll(got.stream)), sha(expected));
@@ -109,7 +135,8 @@ function storageContract(driverName: string, make: () => ObjectStorage, { strict
       const empty = await storage.get('empty.bin');
       assert.equal(empty.size, 0);
       assert.equal((await readAll(empty.stream)).length, 0);
-      if (strictRanges) assert.equal((await errorOf(storage.get('empty.bin', { range: { start: 0 } }))).code, 'range_not_satisfiable');
+      if (strictRanges)
+        assert.equal((await errorOf(storage.get('empty.bin', { range: { start: 0 } }))).code, 'range_not_satisfiable');
 
       const unicode = 'recordings/Zoë Müller – call #1 (v2).wav';
       await storage.put(unicode, Buffer.from('RIFF'), { contentType: 'audio/wav' });
@@ -152,8 +179,16 @@ before(async () => {
   s3 = await startS3Server();
 });
 after(() => s3.close());
-storageContract('s3', () =>
-  createS3Storage({ bucket: s3.bucket, region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials }),
+storageContract(
+  's3',
+  () =>
+    createS3Storage({
+      bucket: s3.bucket,
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      credentials: s3.credentials,
+    }),
   { strictRanges: false },
 );
 
@@ -177,11 +212,17 @@ describe('local storage on disk', () => {
       yield Buffer.alloc(100_000, 2);
       throw new Error('the caller lost its source');
     }
-    await assert.rejects(storage.put('atomic/object.bin', Readable.from(failing()), { contentType: 'audio/wav' }), /lost its source/);
+    await assert.rejects(
+      storage.put('atomic/object.bin', Readable.from(failing()), { contentType: 'audio/wav' }),
+      /lost its source/,
+    );
     const kept = await storage.get('atomic/object.bin');
     assert.equal((await readAll(kept.stream)).toString(), 'the old version');
     assert.equal(kept.contentType, 'text/plain');
-    assert.deepEqual((await listFiles(dir)).filter((file) => file.includes('.tmp-')), []);
+    assert.deepEqual(
+      (await listFiles(dir)).filter((file) => file.includes('.tmp-')),
+      [],
+    );
   });
 
   test('a reader keeps the version it opened while the object is replaced', async () => {
@@ -206,9 +247,15 @@ describe('local storage on disk', () => {
 
   test('a key cannot be both an object and a folder', async () => {
     await storage.put('clash/a', Buffer.from('file'), { contentType: 'text/plain' });
-    assert.equal((await errorOf(storage.put('clash/a/b', Buffer.from('x'), { contentType: 'text/plain' }))).code, 'invalid_request');
+    assert.equal(
+      (await errorOf(storage.put('clash/a/b', Buffer.from('x'), { contentType: 'text/plain' }))).code,
+      'invalid_request',
+    );
     await storage.put('clash2/a/b', Buffer.from('x'), { contentType: 'text/plain' });
-    assert.equal((await errorOf(storage.put('clash2/a', Buffer.from('x'), { contentType: 'text/plain' }))).code, 'invalid_request');
+    assert.equal(
+      (await errorOf(storage.put('clash2/a', Buffer.from('x'), { contentType: 'text/plain' }))).code,
+      'invalid_request',
+    );
     assert.equal(await storage.exists('clash2/a'), false);
     assert.equal((await errorOf(storage.get('clash2/a'))).code, 'not_found');
     await storage.delete('clash2/a');
@@ -246,18 +293,31 @@ describe('storage configuration', () => {
     await storage.close();
 
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
-    const wrong = createObjectStorage(loadConfig({ ...env, S3_ACCESS_KEY_ID: 'AKIAUNKNOWN', S3_SECRET_ACCESS_KEY: secret }).storage);
+    const wrong = createObjectStorage(
+      loadConfig({ ...env, S3_ACCESS_KEY_ID: 'AKIAUNKNOWN', S3_SECRET_ACCESS_KEY: secret }).storage,
+    );
     const refused = await errorOf(wrong.put('nope.txt', Buffer.from('x'), { contentType: 'text/plain' }));
     assert.equal(refused.code, 'upstream_error');
     assert.equal(refused.status, 403);
     assert.match(refused.message, /InvalidAccessKeyId/);
-    assert.ok(!JSON.stringify(refused).includes(secret) && !refused.message.includes(secret) && !refused.stack!.includes(secret));
+    assert.ok(
+      !JSON.stringify(refused).includes(secret) &&
+        !refused.message.includes(secret) &&
+        !refused.stack!.includes(secret),
+    );
     await wrong.close();
 
     assert.throws(() => loadConfig({ STORAGE_DRIVER: 's3' }), /S3_BUCKET is required/);
     assert.throws(() => loadConfig({ STORAGE_DRIVER: 's3', S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'id' }), ConfigError);
     assert.throws(() => loadConfig({ STORAGE_DRIVER: 's3', S3_BUCKET: 'b', S3_ENDPOINT: 'not a url' }), ConfigError);
     const defaults = loadConfig({ STORAGE_DRIVER: 's3', S3_BUCKET: 'b' }).storage;
-    assert.deepEqual(defaults, { driver: 's3', bucket: 'b', region: 'us-east-1', endpoint: null, forcePathStyle: false, credentials: null });
+    assert.deepEqual(defaults, {
+      driver: 's3',
+      bucket: 'b',
+      region: 'us-east-1',
+      endpoint: null,
+      forcePathStyle: false,
+      credentials: null,
+    });
   });
 });

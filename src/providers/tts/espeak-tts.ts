@@ -40,8 +40,20 @@ function voicesFrom(lines: EspeakVoiceLine[]): Voice[] {
     if (line.file.startsWith('mb/') || line.language === 'variant' || seen.has(line.language)) continue;
     seen.add(line.language);
     const name = line.name.replace(/_/g, ' ');
-    voices.push({ id: line.language, name, language: line.language, gender: line.gender === 'F' ? 'female' : 'male', provider: PROVIDER });
-    voices.push({ id: `${line.language}+${FEMALE_VARIANT}`, name: `${name}, female`, language: line.language, gender: 'female', provider: PROVIDER });
+    voices.push({
+      id: line.language,
+      name,
+      language: line.language,
+      gender: line.gender === 'F' ? 'female' : 'male',
+      provider: PROVIDER,
+    });
+    voices.push({
+      id: `${line.language}+${FEMALE_VARIANT}`,
+      name: `${name}, female`,
+      language: line.language,
+      gender: 'female',
+      provider: PROVIDER,
+    });
   }
   return voices;
 }
@@ -122,18 +134,28 @@ export function createEspeakTts(options: EspeakTtsOptions = {}): TtsProvider {
 
     async synthesize(text, voice, { signal } = {}): Promise<SynthesizedSpeech> {
       checkSpeechText(text, PROVIDER);
-      if (!VOICE_ID.test(voice)) throw new ProviderError(PROVIDER, 'invalid_request', `"${voice}" is not an espeak-ng voice id (e.g. en-us, en-us+f3)`);
+      if (!VOICE_ID.test(voice))
+        throw new ProviderError(
+          PROVIDER,
+          'invalid_request',
+          `"${voice}" is not an espeak-ng voice id (e.g. en-us, en-us+f3)`,
+        );
       if (signal?.aborted) throw new ProviderError(PROVIDER, 'aborted', 'synthesis was aborted by the caller');
       const reply = ask({ type: 'synthesize', text, voice });
       const result = signal
         ? await Promise.race([
             reply,
             new Promise<never>((_, reject) =>
-              signal.addEventListener('abort', () => reject(new ProviderError(PROVIDER, 'aborted', 'synthesis was aborted by the caller')), { once: true }),
+              signal.addEventListener(
+                'abort',
+                () => reject(new ProviderError(PROVIDER, 'aborted', 'synthesis was aborted by the caller')),
+                { once: true },
+              ),
             ),
           ])
         : await reply;
-      if (!('pcm' in result)) throw new ProviderError(PROVIDER, 'bad_response', 'the speech worker answered without audio');
+      if (!('pcm' in result))
+        throw new ProviderError(PROVIDER, 'bad_response', 'the speech worker answered without audio');
       return { pcm: result.pcm, sampleRate: result.sampleRate };
     },
 

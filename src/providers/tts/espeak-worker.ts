@@ -57,7 +57,10 @@ async function runEspeak(args: string[], stdin?: Buffer) {
     loaded = await loadEngine();
   } catch (error) {
     engine = null;
-    throw new EngineFailure('unavailable', `the optional package "${moduleName}" could not be loaded: ${(error as Error).message}`);
+    throw new EngineFailure(
+      'unavailable',
+      `the optional package "${moduleName}" could not be loaded: ${(error as Error).message}`,
+    );
   }
   const out: string[] = [];
   const errors: string[] = [];
@@ -70,7 +73,10 @@ async function runEspeak(args: string[], stdin?: Buffer) {
     printErr: (line: string) => {
       if (!line.startsWith('program exited')) errors.push(line);
     },
-    instantiateWasm(imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) {
+    instantiateWasm(
+      imports: WebAssembly.Imports,
+      receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void,
+    ) {
       void WebAssembly.instantiate(loaded.wasm, imports).then((instance) => {
         // Starting the instance mounts ~1,000 embedded data files, and the file system builds an Error
         // (with a stack trace) for each path it probes: without traces that start costs ~40% less CPU.
@@ -89,7 +95,10 @@ async function runEspeak(args: string[], stdin?: Buffer) {
 }
 
 async function synthesize(text: string, voice: string) {
-  const { instance, errors } = await runEspeak(['-v', voice, '-w', '/speech.wav', '--stdin'], Buffer.from(text, 'utf8'));
+  const { instance, errors } = await runEspeak(
+    ['-v', voice, '-w', '/speech.wav', '--stdin'],
+    Buffer.from(text, 'utf8'),
+  );
   if (!instance.FS.analyzePath('/speech.wav').exists) {
     const message = errors.join(' ').replace(/^Error:\s*/, '') || 'espeak-ng produced no audio';
     throw new EngineFailure(/voice/i.test(message) ? 'invalid_request' : 'bad_response', message);
@@ -115,13 +124,18 @@ parentPort!.on('message', (request: EspeakRequest) => {
         parentPort!.postMessage({ id: request.id, voices: await voices() } satisfies EspeakReply);
       } else {
         const audio = await synthesize(request.text, request.voice);
-        parentPort!.postMessage({ id: request.id, pcm: audio.samples, sampleRate: audio.sampleRate } satisfies EspeakReply, [
-          audio.samples.buffer as ArrayBuffer,
-        ]);
+        parentPort!.postMessage(
+          { id: request.id, pcm: audio.samples, sampleRate: audio.sampleRate } satisfies EspeakReply,
+          [audio.samples.buffer as ArrayBuffer],
+        );
       }
     } catch (error) {
-      const failure = error instanceof EngineFailure ? error : new EngineFailure('bad_response', (error as Error).message);
-      parentPort!.postMessage({ id: request.id, error: { code: failure.code, message: failure.message } } satisfies EspeakReply);
+      const failure =
+        error instanceof EngineFailure ? error : new EngineFailure('bad_response', (error as Error).message);
+      parentPort!.postMessage({
+        id: request.id,
+        error: { code: failure.code, message: failure.message },
+      } satisfies EspeakReply);
     }
   });
 });

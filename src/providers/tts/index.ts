@@ -31,7 +31,12 @@ export function createNoTts(): TtsProvider {
 export function createTtsProvider(config: TtsConfig): TtsProvider {
   switch (config.provider) {
     case 'openai':
-      return createOpenAiTts({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model, timeoutMs: config.timeoutMs });
+      return createOpenAiTts({
+        baseUrl: config.baseUrl,
+        apiKey: config.apiKey,
+        model: config.model,
+        timeoutMs: config.timeoutMs,
+      });
     case 'none':
       return createNoTts();
     default:

@@ -68,7 +68,12 @@ export function createOpenAiTts(options: OpenAiTtsOptions): TtsProvider {
       if (typeof voice !== 'string' || !/^[\w.-]{1,64}$/.test(voice)) {
         throw new ProviderError(PROVIDER, 'invalid_request', 'a voice id is 1-64 letters, digits, "_", "-" or "."');
       }
-      const response = await postJson(endpoint, '/audio/speech', { model: options.model, voice, input: text, response_format: format }, signal);
+      const response = await postJson(
+        endpoint,
+        '/audio/speech',
+        { model: options.model, voice, input: text, response_format: format },
+        signal,
+      );
       const chunks: Buffer[] = [];
       let size = 0;
       try {

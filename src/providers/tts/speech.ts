@@ -30,8 +30,13 @@ export interface TtsProvider {
 export const MAX_SPEECH_CHARS = 4096;
 
 export function checkSpeechText(text: unknown, provider: string): asserts text is string {
-  if (typeof text !== 'string' || text.trim() === '') throw new ProviderError(provider, 'invalid_request', 'there is no text to speak');
+  if (typeof text !== 'string' || text.trim() === '')
+    throw new ProviderError(provider, 'invalid_request', 'there is no text to speak');
   if (text.length > MAX_SPEECH_CHARS) {
-    throw new ProviderError(provider, 'invalid_request', `the text is longer than ${MAX_SPEECH_CHARS} characters; split it into sentences`);
+    throw new ProviderError(
+      provider,
+      'invalid_request',
+      `the text is longer than ${MAX_SPEECH_CHARS} characters; split it into sentences`,
+    );
   }
 }

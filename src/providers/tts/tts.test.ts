@@ -112,7 +112,11 @@ describe('openai speech (against a local server speaking the protocol)', () => {
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    requests.push({ path: req.url!, authorization: req.headers.authorization, body: JSON.parse(Buffer.concat(chunks).toString()) });
+    requests.push({
+      path: req.url!,
+      authorization: req.headers.authorization,
+      body: JSON.parse(Buffer.concat(chunks).toString()),
+    });
     handler(req, res);
   });
   let baseUrl = '';
@@ -174,7 +178,11 @@ describe('openai speech (against a local server speaking the protocol)', () => {
     const refused = await errorOf(tts.synthesize('Hi.', 'alloy'));
     assert.equal(refused.code, 'upstream_error');
     assert.equal(refused.status, 400);
-    assert.ok(!refused.message.includes(API_KEY) && !JSON.stringify(refused).includes(API_KEY) && !refused.stack!.includes(API_KEY));
+    assert.ok(
+      !refused.message.includes(API_KEY) &&
+        !JSON.stringify(refused).includes(API_KEY) &&
+        !refused.stack!.includes(API_KEY),
+    );
 
     handler = (_req, res) => res.end('{"not":"audio"}');
     assert.equal((await errorOf(tts.synthesize('Hi.', 'alloy'))).code, 'bad_response');
@@ -197,7 +205,12 @@ describe('openai speech (against a local server speaking the protocol)', () => {
     assert.equal((await errorOf(none.synthesize('Hi.', 'x'))).code, 'unavailable');
     assert.deepEqual(await none.voices(), []);
 
-    const config = loadConfig({ TTS_PROVIDER: 'openai', TTS_BASE_URL: baseUrl, TTS_API_KEY: API_KEY, TTS_MODEL: 'kokoro' });
+    const config = loadConfig({
+      TTS_PROVIDER: 'openai',
+      TTS_BASE_URL: baseUrl,
+      TTS_API_KEY: API_KEY,
+      TTS_MODEL: 'kokoro',
+    });
     const online = createTtsProvider(config.tts);
     assert.equal(online.name, 'openai:kokoro');
     handler = (_req, res) => res.end(encodeWav({ samples: sine(16000, 1600), sampleRate: 16000, channels: 1 }));

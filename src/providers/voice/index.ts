@@ -80,4 +80,11 @@ export interface VoiceProvider {
   close(): Promise<void>;
 }
 
-export { createSimVoiceProvider, simOutcomeFor, SIM_OUTCOMES, SIM_PERSONAS, type SimOutcome, type SimPersona } from './sim-voice.js';
+export {
+  createSimVoiceProvider,
+  simOutcomeFor,
+  SIM_OUTCOMES,
+  SIM_PERSONAS,
+  type SimOutcome,
+  type SimPersona,
+} from './sim-voice.js';

@@ -32,7 +32,7 @@ export const PERSONA_SCRIPTS: Record<SimPersona, PersonaScript> = {
     lines: [
       'Yes, speaking. I have a minute, I guess.',
       "Hmm, I'm not sure. It sounds too expensive for us.",
-      'I don\'t know. We already use another provider.',
+      "I don't know. We already use another provider.",
       'Could I speak to a real person about this?',
       "Okay, yes, I'd like that.",
     ],

@@ -8,7 +8,16 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { ProviderError } from '../provider-error.js';
 import type { SynthesizedSpeech, TtsProvider } from '../tts/speech.js';
-import type { AnswerCallRequest, CallProgress, DialResult, FarEndLine, FarEndParty, PlaceCallRequest, Utterance, VoiceProvider } from './index.js';
+import type {
+  AnswerCallRequest,
+  CallProgress,
+  DialResult,
+  FarEndLine,
+  FarEndParty,
+  PlaceCallRequest,
+  Utterance,
+  VoiceProvider,
+} from './index.js';
 import { PersonaConversation, SIM_PERSONAS, voicemailGreeting, type SimPersona } from './sim-personas.js';
 
 export { SIM_PERSONAS, type SimPersona } from './sim-personas.js';
@@ -54,7 +63,10 @@ export function simOutcomeFor(phone: string): SimOutcome {
 /** The persona of the person at `party`: the contact's `persona` column when it names one, else the number's second-to-last digit. */
 export function simPersonaFor(party: FarEndParty): SimPersona {
   const column = Object.entries(party.attributes).find(([name]) => name.trim().toLowerCase() === 'persona')?.[1];
-  const named = column?.trim().toLowerCase().replace(/[\s-]+/g, '_');
+  const named = column
+    ?.trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
   if (named && (SIM_PERSONAS as readonly string[]).includes(named)) return named as SimPersona;
   return SIM_PERSONAS[digitFromEnd(party.phone, 2) % SIM_PERSONAS.length]!;
 }
@@ -65,7 +77,8 @@ const estimatedMs = (text: string) => Math.max(600, text.trim().split(/\s+/).fil
 function beep(sampleRate: number, silenceMs = 300, ms = 450): Int16Array {
   const silence = Math.round((silenceMs * sampleRate) / 1000);
   const tone = new Int16Array(silence + Math.round((ms * sampleRate) / 1000));
-  for (let i = silence; i < tone.length; i++) tone[i] = Math.round(8000 * Math.sin((2 * Math.PI * 1000 * (i - silence)) / sampleRate));
+  for (let i = silence; i < tone.length; i++)
+    tone[i] = Math.round(8000 * Math.sin((2 * Math.PI * 1000 * (i - silence)) / sampleRate));
   return tone;
 }
 
@@ -100,7 +113,11 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
     try {
       const speech = await tts.synthesize(text, await farEndVoice());
       const pcm = extra ? concat(speech.pcm, extra(speech)) : speech.pcm;
-      return { text, audio: { pcm, sampleRate: speech.sampleRate }, durationMs: Math.round((pcm.length * 1000) / speech.sampleRate) };
+      return {
+        text,
+        audio: { pcm, sampleRate: speech.sampleRate },
+        durationMs: Math.round((pcm.length * 1000) / speech.sampleRate),
+      };
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       return { text, audio: null, durationMs: estimatedMs(text) + (extra ? 750 : 0) };
@@ -124,7 +141,8 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
     }
 
     async opening(): Promise<Utterance | null> {
-      if (this.answeredBy === 'machine') return speak(voicemailGreeting(this.party.firstName), (speech) => beep(speech.sampleRate));
+      if (this.answeredBy === 'machine')
+        return speak(voicemailGreeting(this.party.firstName), (speech) => beep(speech.sampleRate));
       return speak(this.conversation.greeting(this.direction));
     }
 
@@ -170,12 +188,25 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
       await progress.ringing();
       if (outcome === 'no_answer') {
         await clock.sleep(SIM_TIMINGS.noAnswerRingMs, signal);
-        return { status: 'no_answer', providerCallId, reason: `Nobody answered in ${SIM_TIMINGS.noAnswerRingMs / 1000} s.` };
+        return {
+          status: 'no_answer',
+          providerCallId,
+          reason: `Nobody answered in ${SIM_TIMINGS.noAnswerRingMs / 1000} s.`,
+        };
       }
       const machine = outcome === 'voicemail';
-      await clock.sleep(machine ? SIM_TIMINGS.machineRingMs : SIM_TIMINGS.humanRingMs + (digitFromEnd(to, 3) % 4) * 1_500, signal);
+      await clock.sleep(
+        machine ? SIM_TIMINGS.machineRingMs : SIM_TIMINGS.humanRingMs + (digitFromEnd(to, 3) % 4) * 1_500,
+        signal,
+      );
       const conversation = new PersonaConversation(simPersonaFor(request.farEnd), request.farEnd.firstName);
-      const line = new SimLine(machine ? 'machine' : 'human', request.farEnd, 'outbound', conversation, outcome === 'hangs_up_early');
+      const line = new SimLine(
+        machine ? 'machine' : 'human',
+        request.farEnd,
+        'outbound',
+        conversation,
+        outcome === 'hangs_up_early',
+      );
       return { status: 'answered', line };
     },
 
