@@ -6,7 +6,7 @@ import type { Auth } from '../../http/auth.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
 import { envelope } from '../../http/pagination.js';
 import type { AgentsForCalls, DncForCalls, NumbersForCalls } from './calls.ports.js';
-import type { CallsService } from './calls.service.js';
+import { type CallsService, toCallItem } from './calls.service.js';
 import type { ListCallEventsQuery } from './calls.schemas.js';
 import type { AdminCallRow, CallsAdminRepo } from './calls-admin.repo.js';
 import type {
@@ -25,29 +25,13 @@ export interface CallsAdminDeps {
   numbers: Pick<NumbersForCalls, 'callerNumber'>;
 }
 
-const iso = (value: Date | null) => (value === null ? null : value.toISOString());
-
+/** A call item of the account's list, with its account and both numbers. */
 const toAdminCallItem = (row: AdminCallRow) => ({
-  id: row.id,
+  ...toCallItem(row),
   accountId: row.account_id,
   accountName: row.account_name,
-  contactId: row.contact_id,
-  contactFirstName: row.contact_first_name,
-  contactLastName: row.contact_last_name,
-  contactPhone: row.direction === 'outbound' ? row.to_number : row.from_number,
-  agentId: row.agent_id,
-  agentName: row.agent_name,
-  direction: row.direction,
-  status: row.status,
-  disposition: row.disposition,
   fromNumber: row.from_number,
   toNumber: row.to_number,
-  durationSeconds: row.duration_seconds,
-  totalCostUsd: row.total_cost_usd,
-  recordingStorageKey: row.recording_storage_key,
-  startedAt: iso(row.started_at),
-  endedAt: iso(row.ended_at),
-  createdAt: row.created_at.toISOString(),
 });
 
 export function createCallsAdminService({ repo, calls, agents, dnc, numbers }: CallsAdminDeps) {

@@ -12,7 +12,29 @@ type EventRow = Awaited<ReturnType<CallsRepo['listEvents']>>[number];
 const iso = (value: Date | null) => (value === null ? null : value.toISOString());
 
 /** SPEC §2 Call item. contactPhone is the far end of the call: the number dialled, or the number that called in. */
-const toCallItem = (row: CallRow) => ({
+/** The columns a call item reads: a list row of this account or of the admin's cross-account list. */
+type CallItemRow = Pick<
+  CallRow,
+  | 'id'
+  | 'contact_id'
+  | 'contact_first_name'
+  | 'contact_last_name'
+  | 'to_number'
+  | 'from_number'
+  | 'agent_id'
+  | 'agent_name'
+  | 'direction'
+  | 'status'
+  | 'disposition'
+  | 'duration_seconds'
+  | 'total_cost_usd'
+  | 'recording_storage_key'
+  | 'started_at'
+  | 'ended_at'
+  | 'created_at'
+>;
+
+export const toCallItem = (row: CallItemRow) => ({
   id: row.id,
   contactId: row.contact_id,
   contactFirstName: row.contact_first_name,
