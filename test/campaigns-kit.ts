@@ -64,3 +64,22 @@ export async function waitForStats(
   }
   throw new Error(`${what} did not get there in time: ${JSON.stringify(last)}`);
 }
+
+/** Every contact of the campaign has exactly one call: none lost, none dialed twice. */
+export async function assertEachContactCalledOnce(
+  db: TestApp['infra']['database']['db'],
+  campaignId: string,
+  contacts: number,
+) {
+  const perContact = await db
+    .selectFrom('calls')
+    .select(['contact_id', (eb) => eb.fn.countAll<string>().as('calls')])
+    .where('campaign_id', '=', campaignId)
+    .groupBy('contact_id')
+    .execute();
+  assert.equal(perContact.length, contacts, 'every contact was called');
+  assert.ok(
+    perContact.every((row) => Number(row.calls) === 1),
+    'no contact was called twice',
+  );
+}

@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { buildTestApp, createTestDatabase, type TestApp, type TestDatabase } from '../../../test/helpers.js';
 import { api } from '../../../test/calls-kit.js';
-import { dialingAccount, waitForStats } from '../../../test/campaigns-kit.js';
+import { assertEachContactCalledOnce, dialingAccount, waitForStats } from '../../../test/campaigns-kit.js';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -111,17 +111,7 @@ test('a worker killed with SIGKILL mid-campaign: every contact dialled exactly o
   // Calls the kill cut off end as failed (worker_lost); the others are busy. Each is counted once.
   assert.equal(stats.counts.busy + stats.counts.failed, CONTACTS);
   const db = t.infra.database.db;
-  const perContact = await db
-    .selectFrom('calls')
-    .select(['contact_id', (eb) => eb.fn.countAll<string>().as('calls')])
-    .where('campaign_id', '=', campaign.id)
-    .groupBy('contact_id')
-    .execute();
-  assert.equal(perContact.length, CONTACTS, 'every contact was called');
-  assert.ok(
-    perContact.every((row) => Number(row.calls) === 1),
-    'no contact was called twice',
-  );
+  await assertEachContactCalledOnce(db, campaign.id, CONTACTS);
   const attempts = await db
     .selectFrom('campaign_attempts')
     .select(['status', 'attempt_number', (eb) => eb.fn.countAll<string>().as('n')])

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { startJobWorkers, type JobWorkers } from '../../jobs/workers.js';
 import { api, startCallsApp, type CallsKit } from '../../../test/calls-kit.js';
-import { dialingAccount, waitForStats } from '../../../test/campaigns-kit.js';
+import { assertEachContactCalledOnce, dialingAccount, waitForStats } from '../../../test/campaigns-kit.js';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 const CONTACTS = Number(process.env.CAMPAIGN_SCALE_CONTACTS ?? 600);
@@ -83,17 +83,7 @@ test('two dialers: each contact of a large campaign dialled exactly once, none l
   assert.equal(stats.counts.dialed, CONTACTS);
   assert.equal(stats.counts.busy, CONTACTS);
 
-  const perContact = await db
-    .selectFrom('calls')
-    .select(['contact_id', (eb) => eb.fn.countAll<string>().as('calls')])
-    .where('campaign_id', '=', campaign.id)
-    .groupBy('contact_id')
-    .execute();
-  assert.equal(perContact.length, CONTACTS, 'every contact was called');
-  assert.ok(
-    perContact.every((row) => Number(row.calls) === 1),
-    'no contact was called twice',
-  );
+  await assertEachContactCalledOnce(db, campaign.id, CONTACTS);
   const attempts = await db
     .selectFrom('campaign_attempts')
     .select((eb) => eb.fn.countAll<string>().as('n'))
