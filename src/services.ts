@@ -10,7 +10,7 @@ import type { Broadcast } from './lib/broadcast.js';
 import type { Providers } from './runtime.js';
 import { createSimVoiceProvider } from './providers/voice/index.js';
 import type { JobQueue } from './jobs/queue.js';
-import { eventSubscriptions } from './jobs/registry.js';
+import { eventSubscriptions, transactionSubscribers } from './jobs/registry.js';
 import { createDomainEventsService, createOutboxFactory } from './events/domain-events.service.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
@@ -71,7 +71,14 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
   const log = options.log ?? pino({ level: config.logLevel });
   const db = deps.database.db;
   const databaseKind = deps.database.kind;
-  const outbox = createOutboxFactory({ jobs, subscriptions: eventSubscriptions, clock });
+  // Subscribers that act in the event's transaction need the services, which need the outbox: bound once built.
+  let built: Services | undefined;
+  const outbox = createOutboxFactory({
+    jobs,
+    subscriptions: eventSubscriptions,
+    clock,
+    inTransaction: { subscribers: transactionSubscribers, services: () => built! },
+  });
   const owned = createOwnershipCheck(db);
 
   const auth = createAuthService({ repo: createAuthRepo(db, outbox), clock, config, counters });
@@ -186,10 +193,12 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     log: log.child({ component: 'campaigns' }),
   });
 
-  return {
+  const services = {
     config,
     counters,
     jobs,
+    /** Where a transaction records domain events and enqueues jobs (`repo.transaction` hands it to modules). */
+    outbox,
     events: createDomainEventsService({ db, clock }),
     system: createSystemService({ db, redis, config, clock, databaseKind }),
     auth,
@@ -217,6 +226,8 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     }),
     campaigns,
   };
+  built = services;
+  return services;
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -51,7 +51,11 @@ const UNSCOPED: Record<string, string> = {
     'a number is unique platform-wide: the inventory leaves out numbers any account holds (it reads the numbers only)',
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
-  'webhooks.dueDeliveries': 'the sweep re-enqueues due deliveries of every account (a scheduled job)',
+  'webhooks.claimDue': 'the dispatcher of a worker process claims due deliveries of every account',
+  'webhooks.finishAttempts':
+    'records a batch of attempts the dispatcher claimed, across accounts: each row is matched on its own account_id',
+  'webhooks.settleDeliveries':
+    'settles a batch of deliveries the dispatcher claimed, across accounts: each row is matched on its own account_id',
   'webhooks.deleteDeliveriesBefore': 'retention across all accounts (a scheduled job)',
   'campaigns.runningCampaigns': "the scheduled sweep wakes every account's running campaigns",
   'campaigns.loadContacts':
@@ -166,6 +170,39 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
     q.insertMissing(ACCOUNT, [{ id: ID, code: 'busy', label: 'Busy', category: 'neutral', is_system: true }]),
   'campaigns.loadContacts': (q) => q.loadContacts(ACCOUNT, ID, sql`SELECT 1 AS contact_id`, new Date()),
   'campaigns.addStats': (q) => q.addStats(ACCOUNT, ID, { dialed: 1 }, '0.1'),
+  'webhooks.insertDeliveries': (q) =>
+    q.insertDeliveries(ACCOUNT, [
+      {
+        id: ID,
+        endpoint_id: ID,
+        event_id: ID,
+        event_type: 'call.queued',
+        subject_id: ID,
+        occurred_at: new Date(),
+        body: '{}',
+        state: 'pending',
+        next_attempt_at: new Date(),
+        created_at: new Date(),
+        updated_at: new Date(),
+      },
+    ]),
+  'webhooks.finishAttempts': (q) =>
+    q.finishAttempts([
+      {
+        accountId: ACCOUNT,
+        deliveryId: ID,
+        number: 1,
+        finishedAt: new Date(),
+        statusCode: 200,
+        latencyMs: 1,
+        error: null,
+        responseExcerpt: null,
+      },
+    ]),
+  'webhooks.settleDeliveries': (q) =>
+    q.settleDeliveries([
+      { accountId: ACCOUNT, deliveryId: ID, attemptCount: 1, state: 'succeeded', nextAttemptAt: null, at: new Date() },
+    ]),
   'catalog.replaceRates': (q) =>
     q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02' }], new Date()),
 };

@@ -3,7 +3,8 @@ import type { Outbox, OutboxFactory } from '../db/repo.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { SubscriptionRoute } from '../jobs/registry.js';
+import type { SubscriptionRoute, TransactionSubscriber } from '../jobs/registry.js';
+import type { Services } from '../services.js';
 import type { DomainEvent } from './domain-events.js';
 import { domainEventQueries } from './domain-events.repo.js';
 
@@ -11,15 +12,18 @@ import { domainEventQueries } from './domain-events.repo.js';
 export const DOMAIN_EVENT_RETENTION_DAYS = 30;
 
 /**
- * The outbox of a transaction: `send` enqueues a job and `emit` records a domain event and enqueues one job per
- * subscriber that wants it, all on the transaction, so they exist exactly when the change commits.
+ * The outbox of a transaction: `send` enqueues a job and `emit` records a domain event, enqueues one job per
+ * subscriber that wants it and runs the subscribers that act in the transaction itself, all on the transaction, so
+ * they exist exactly when the change commits.
  */
 export function createOutboxFactory(deps: {
   jobs: JobQueue;
   subscriptions: readonly SubscriptionRoute[];
   clock: Clock;
+  /** Subscribers that write in the event's transaction, with the services they run on (built after the outbox). */
+  inTransaction?: { subscribers: readonly TransactionSubscriber[]; services: () => Services };
 }): OutboxFactory {
-  const { jobs, subscriptions, clock } = deps;
+  const { jobs, subscriptions, clock, inTransaction } = deps;
   return (trx): Outbox => ({
     send: (name, data, options) => jobs.send(name, data, { ...options, trx }),
     async emit(input) {
@@ -30,6 +34,9 @@ export function createOutboxFactory(deps: {
         .filter(({ events }) => events === 'all' || events.includes(event.type))
         .map(({ queue }) => queue);
       await jobs.enqueueAll(queues, { eventId: event.id }, { trx });
+      for (const subscriber of inTransaction?.subscribers ?? []) {
+        if (subscriber.events.includes(event.type)) await subscriber.run(event, inTransaction!.services(), { trx });
+      }
       return event;
     },
   });

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Services } from '../services.js';
 import type { Config } from '../config.js';
 import type { DomainEvent, DomainEventType } from '../events/domain-events.js';
+import type { TxHandle } from '../db/repo.js';
 
 export interface JobContext {
   /** Carries the job's name and id on every line. */
@@ -66,6 +67,35 @@ export interface EventSubscription<Service> {
   handle(event: DomainEvent, service: Service, context: JobContext): Promise<unknown>;
 }
 
+/**
+ * A subscriber that acts inside the transaction that writes the event, so what it writes exists exactly when the
+ * event does, with no job in between (webhook deliveries are the event's own outbox rows). Every event of its types
+ * pays for it in its transaction: keep it to a read and a write of the subscriber's own tables, through `tx`.
+ */
+export interface TransactionSubscription<Service> {
+  events: readonly DomainEventType[];
+  handle(event: DomainEvent, service: Service, tx: TxHandle): Promise<unknown>;
+}
+
+export interface WorkerLoopContext {
+  log: Logger;
+  /** Aborted when the worker process stops: finish the work in hand and return. */
+  signal: AbortSignal;
+  /** Waits until this loop is woken (work was committed in this process), `ms` pass, or the process stops. */
+  idle(ms: number): Promise<void>;
+  /** How long an idle worker waits before it looks for work again (the job polling interval). */
+  pollMs: number;
+}
+
+/**
+ * A loop each worker process runs from start to stop, claiming its own work from its module's tables (a dispatcher
+ * that takes hundreds of small tasks per statement, where a job per task would cost statements per task). Woken by
+ * `wake(name)` after a commit, else it polls.
+ */
+export interface WorkerLoop<Service> {
+  run(service: Service, context: WorkerLoopContext): Promise<void>;
+}
+
 /** What the worker runs: any job or subscription, with the module's service picked out of all of them. */
 export interface RunnableJob {
   payload: TSchema;
@@ -89,13 +119,26 @@ export interface ModuleJobs<M extends ModuleName, J extends Record<string, Modul
   module: M;
   jobs: J;
   subscriptions: Record<string, EventSubscription<Services[M]>>;
+  inTransaction: Record<string, TransactionSubscription<Services[M]>>;
+  loops: Record<string, WorkerLoop<Services[M]>>;
 }
 
 export function moduleJobs<M extends ModuleName, J extends Record<string, ModuleJob<any, Services[M]>>>(
   module: M,
-  declared: { jobs?: J; subscriptions?: Record<string, EventSubscription<Services[M]>> },
+  declared: {
+    jobs?: J;
+    subscriptions?: Record<string, EventSubscription<Services[M]>>;
+    inTransaction?: Record<string, TransactionSubscription<Services[M]>>;
+    loops?: Record<string, WorkerLoop<Services[M]>>;
+  },
 ): ModuleJobs<M, J> {
-  return { module, jobs: declared.jobs ?? ({} as J), subscriptions: declared.subscriptions ?? {} };
+  return {
+    module,
+    jobs: declared.jobs ?? ({} as J),
+    subscriptions: declared.subscriptions ?? {},
+    inTransaction: declared.inTransaction ?? {},
+    loops: declared.loops ?? {},
+  };
 }
 
 export const EventJobPayload = Type.Object(

@@ -12,8 +12,10 @@ import { numbersJobs } from '../modules/numbers/numbers.jobs.js';
 import { knowledgeJobs } from '../modules/knowledge/knowledge.jobs.js';
 import { webhooksJobs } from '../modules/webhooks/webhooks.jobs.js';
 import { campaignsJobs } from '../modules/campaigns/campaigns.jobs.js';
-import type { DomainEventType } from '../events/domain-events.js';
-import { EventJobPayload, type JobRegistry } from './define.js';
+import type { DomainEvent, DomainEventType } from '../events/domain-events.js';
+import type { TxHandle } from '../db/repo.js';
+import type { Services } from '../services.js';
+import { EventJobPayload, type JobRegistry, type WorkerLoopContext } from './define.js';
 
 const declared = [
   authJobs,
@@ -37,10 +39,34 @@ export interface SubscriptionRoute {
   events: readonly DomainEventType[] | 'all';
 }
 
+/** A subscriber the outbox runs inside the event's transaction. */
+export interface TransactionSubscriber {
+  name: string;
+  events: readonly DomainEventType[];
+  run(event: DomainEvent, services: Services, tx: TxHandle): Promise<unknown>;
+}
+
+export interface RunnableLoop {
+  run(services: Services, context: WorkerLoopContext): Promise<void>;
+}
+
 function gather(modules: typeof declared) {
   const registry: JobRegistry = {};
   const subscriptions: SubscriptionRoute[] = [];
-  for (const { module, jobs, subscriptions: subscribed } of modules) {
+  const transactionSubscribers: TransactionSubscriber[] = [];
+  const loops: Record<string, RunnableLoop> = {};
+  for (const { module, jobs, subscriptions: subscribed, inTransaction, loops: declaredLoops } of modules) {
+    for (const [name, subscription] of Object.entries(inTransaction)) {
+      transactionSubscribers.push({
+        name,
+        events: subscription.events,
+        run: (event, services, tx) => subscription.handle(event, services[module] as never, tx),
+      });
+    }
+    for (const [name, loop] of Object.entries(declaredLoops)) {
+      if (loops[name] || registry[name]) throw new Error(`Worker loop ${name} is declared twice`);
+      loops[name] = { run: (services, context) => loop.run(services[module] as never, context) };
+    }
     for (const [name, job] of Object.entries(jobs)) {
       if (registry[name]) throw new Error(`Job ${name} is declared twice`);
       registry[name] = {
@@ -66,10 +92,12 @@ function gather(modules: typeof declared) {
       };
     }
   }
-  return { registry, subscriptions };
+  return { registry, subscriptions, transactionSubscribers, loops };
 }
 
 const gathered = gather(declared);
 export const jobRegistry: JobRegistry = gathered.registry;
 export const eventSubscriptions: readonly SubscriptionRoute[] = gathered.subscriptions;
+export const transactionSubscribers: readonly TransactionSubscriber[] = gathered.transactionSubscribers;
+export const workerLoops: Readonly<Record<string, RunnableLoop>> = gathered.loops;
 export type { JobRegistry };

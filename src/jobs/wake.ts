@@ -18,7 +18,7 @@ function wakeQueue(queue: string) {
   for (const wake of wakersByQueue.get(queue) ?? []) wake();
 }
 
-/** A job was enqueued: wake its workers now, or when `transaction` commits (see `committed`). */
+/** A job was enqueued (or work for a worker loop written): wake its workers now, or when `transaction` commits. */
 export function enqueued(queue: string, transaction?: object) {
   if (!wakersByQueue.get(queue)?.size) return;
   if (!transaction) return wakeQueue(queue);
@@ -34,3 +34,6 @@ export function committed(transaction: object) {
   queuesByTransaction.delete(transaction);
   for (const queue of queues) wakeQueue(queue);
 }
+
+/** Work for a worker loop (named like a queue) was written in `transaction`: wake the loop once it commits. */
+export const workAdded = (loop: string, transaction: object) => enqueued(loop, transaction);

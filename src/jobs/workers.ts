@@ -9,7 +9,7 @@ import type { Db } from '../db/client.js';
 import type { Services } from '../services.js';
 import { createSqlExecutor } from './sql-executor.js';
 import { connectPgBoss, ensureQueues } from './queue.js';
-import { jobRegistry } from './registry.js';
+import { jobRegistry, workerLoops, type RunnableLoop } from './registry.js';
 import type { JobRegistry, RunnableJob } from './define.js';
 import { addWaker } from './wake.js';
 
@@ -18,6 +18,7 @@ export interface JobWorkerOptions {
   services: Services;
   log: Logger;
   registry?: JobRegistry;
+  loops?: Readonly<Record<string, RunnableLoop>>;
   /** How often an idle worker looks for new jobs; pg-boss allows 0.5 s at the least. */
   pollingIntervalSeconds?: number;
 }
@@ -109,18 +110,76 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
     if (!registry[name]?.schedule) await boss.unschedule(name);
   }
   for (const [name, definition] of Object.entries(registry)) if (definition.atStart) await boss.send(name, {});
-  log.info({ jobs: Object.keys(registry) }, 'job workers started');
+  const loops = options.loops ?? workerLoops;
+  const stopLoops = new AbortController();
+  const loopsRunning = Object.entries(loops).map(([name, loop]) =>
+    runLoop(name, loop, {
+      services,
+      log: log.child({ loop: name }),
+      signal: stopLoops.signal,
+      pollMs: (options.pollingIntervalSeconds ?? 2) * 1000,
+    }),
+  );
+  log.info({ jobs: Object.keys(registry), loops: Object.keys(loops) }, 'job workers started');
 
   return {
     async stop(graceMs) {
       const deadline = Date.now() + graceMs;
       for (const remove of removeWakers.splice(0)) remove();
+      stopLoops.abort(new Error('the worker is stopping'));
+      await settleBefore(loopsRunning, deadline);
       await boss.stop({ graceful: true, wait: true, timeout: graceMs });
       // pg-boss stops waiting once its fetch loop is idle; a job fetched just as it stopped may still be running.
       if (running.size > 0) await settleBefore([...running], deadline);
       await executor.drain();
     },
   };
+}
+
+/** Runs a worker loop until the signal; an error (the database was away) is logged and the loop starts again. */
+async function runLoop(
+  name: string,
+  loop: RunnableLoop,
+  options: { services: Services; log: Logger; signal: AbortSignal; pollMs: number },
+) {
+  const { signal, log } = options;
+  let wakeUp: (() => void) | undefined;
+  let woken = false;
+  const removeWaker = addWaker(name, () => {
+    woken = true;
+    wakeUp?.();
+  });
+  const idle = (ms: number) =>
+    new Promise<void>((resolve) => {
+      // A wake-up that came while the loop was busy counts: the work it announced may not have been seen.
+      if (woken || signal.aborted) {
+        woken = false;
+        return resolve();
+      }
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        wakeUp = undefined;
+        woken = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+      wakeUp = done;
+    });
+  try {
+    while (!signal.aborted) {
+      try {
+        await loop.run(options.services, { log, signal, idle, pollMs: options.pollMs });
+      } catch (error) {
+        if (signal.aborted) break;
+        log.error({ err: error }, 'worker loop failed; starting it again');
+        await idle(options.pollMs);
+      }
+    }
+  } finally {
+    removeWaker();
+  }
 }
 
 async function settleBefore(promises: Promise<unknown>[], deadline: number) {

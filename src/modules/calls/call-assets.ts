@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import type { CallsConfig } from '../../config.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { RangeRequest } from '../../http/range.js';
+import type { TxHandle } from '../../db/repo.js';
 import type { Clock } from '../../lib/clock.js';
 import { safeEqual } from '../../lib/crypto.js';
 import { hmacSha256Hex } from '../../lib/signatures.js';
@@ -31,9 +32,12 @@ export function createCallAssets(deps: { repo: CallsRepo; objects: ObjectStorage
   const { repo, objects, clock, config } = deps;
   let secret: Promise<string> | undefined;
 
-  function signingSecret(): Promise<string> {
+  /** Inside another module's transaction (`within`), read through it and keep nothing: it may still roll back. */
+  function signingSecret(within?: TxHandle): Promise<string> {
     if (config.assetUrlSecret) return Promise.resolve(config.assetUrlSecret);
-    secret ??= repo.serverSecret('asset-url-signing', randomBytes(32).toString('base64url')).catch((error: unknown) => {
+    const candidate = () => randomBytes(32).toString('base64url');
+    if (within && !secret) return repo.within(within).serverSecret('asset-url-signing', candidate());
+    secret ??= repo.serverSecret('asset-url-signing', candidate()).catch((error: unknown) => {
       secret = undefined;
       throw error;
     });
@@ -46,9 +50,9 @@ export function createCallAssets(deps: { repo: CallsRepo; objects: ObjectStorage
 
   return {
     /** A URL for one asset of a call, valid for the configured time; `origin` is the public origin of the API. */
-    async signedUrl(callId: string, asset: CallAsset, origin: string) {
+    async signedUrl(callId: string, asset: CallAsset, origin: string, within?: TxHandle) {
       const expires = Math.floor(clock.now().getTime() / 1000) + config.assetUrlTtlSeconds;
-      const signature = signed(await signingSecret(), callId, asset, expires);
+      const signature = signed(await signingSecret(within), callId, asset, expires);
       return {
         url: `${origin}/api/v1/calls/${callId}/${ASSET_PATHS[asset]}?expires=${expires}&signature=${signature}`,
         expiresAt: new Date(expires * 1000).toISOString(),

@@ -322,11 +322,14 @@ export function createCallOperations(deps: CallOperationsDeps) {
       return assets.signedUrl(id, query.asset, origin);
     },
 
-    /** A signed URL of a call's recording for a reader outside any request (a webhook delivery); null without one. */
-    async recordingUrlFor(accountId: string, id: string, origin: string): Promise<string | null> {
-      const call = await repo.findRow(accountId, id);
+    /**
+     * A signed URL of a call's recording for a reader outside any request (a webhook delivery), read inside that
+     * reader's transaction when it gives one; null without a recording.
+     */
+    async recordingUrlFor(accountId: string, id: string, origin: string, within?: TxHandle): Promise<string | null> {
+      const call = await (within ? repo.within(within) : repo).findRow(accountId, id);
       if (!call?.recording_storage_key) return null;
-      return (await assets.signedUrl(id, 'recording', origin)).url;
+      return (await assets.signedUrl(id, 'recording', origin, within)).url;
     },
 
     /** GET /v1/calls/{id}/recording.wav with a signed URL. */

@@ -24,7 +24,7 @@ import { simInventory, simOfferFor, type NumberOffer } from './sim-carrier.js';
 export const REPUTATION_MAX_AGE_MS = 60 * 60_000;
 
 /** Only what a phone number is written with: digits, spaces and + - ( ) . / */
-const PHONE_CHARACTERS = /^[0-9+\-\s().\/]+$/;
+const PHONE_CHARACTERS = /^[0-9+\-\s()./]+$/;
 
 function reputationOf(row: PhoneNumberRow) {
   if (row.reputation_checked_at === null || row.reputation_score === null || row.reputation_label === null) return null;

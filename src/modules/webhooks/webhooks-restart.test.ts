@@ -1,5 +1,5 @@
 /**
- * A restart loses no delivery: an event whose fan-out job had not run yet, a delivery waiting for its retry, and an
+ * A restart loses no delivery: an event committed while no worker ran, a delivery waiting for its retry, and an
  * attempt cut off mid-flight (claimed, never finished) are all delivered by the next process, on PGlite (a data
  * directory) and on PostgreSQL.
  */
@@ -12,8 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase, signUp } from '../../../test/helpers.js';
 import { api, startCallsApp } from '../../../test/calls-kit.js';
 import { startReceiver } from '../../../test/webhook-receiver.js';
-import { createOutboxFactory } from '../../events/domain-events.service.js';
-import { eventSubscriptions } from '../../jobs/registry.js';
+import { inTransaction } from '../../db/repo.js';
 import { webhookQueries } from './webhooks.repo.js';
 
 async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, seen?: () => unknown): Promise<T> {
@@ -51,21 +50,16 @@ test('a restart in the middle of retries, fan-outs and attempts loses nothing', 
     const cutOff = (await ok('POST', `/webhooks/${endpoint.id}/test`)).deliveryId as string;
     const queries = webhookQueries(first.t.infra.database.db);
     const now = first.clock.now();
-    assert.ok(
-      await queries.claimAttempt(user.accountId, cutOff, 0, now, new Date(now.getTime() + 60_000)),
+    assert.deepEqual(
+      (await queries.claimDue(now, 100, new Date(now.getTime() + 60_000))).map((d) => d.id),
+      [cutOff],
       'claimed by a process about to die',
     );
-    await queries.insertAttempt(user.accountId, { delivery_id: cutOff, number: 1, started_at: now });
 
-    // An event committed while no worker runs: its fan-out job waits in the queue.
-    const outbox = createOutboxFactory({
-      jobs: first.t.infra.jobs,
-      subscriptions: eventSubscriptions,
-      clock: first.clock,
-    });
+    // An event committed while no worker runs: its delivery waits in the table.
     const campaignId = '00000000-0000-4000-8000-0000000c0ffe';
-    await first.t.infra.database.db.transaction().execute((trx) =>
-      outbox(trx).emit({
+    await inTransaction(first.t.infra.database.db, (trx) =>
+      first.t.services.outbox(trx).emit({
         type: 'campaign.started',
         accountId: user.accountId,
         subject: { type: 'campaign', id: campaignId },
@@ -82,7 +76,7 @@ test('a restart in the middle of retries, fan-outs and attempts loses nothing', 
     try {
       clockNow = () => Math.floor(second.clock.now().getTime() / 1000);
       second.clock.advance(10 * 60_000);
-      await second.t.services.webhooks.sweep();
+      await second.t.services.webhooks.dispatchDue();
       const again = api(second.t, { headers: user.headers });
       let lastSeen: unknown;
       const log = await waitFor(

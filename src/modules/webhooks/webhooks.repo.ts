@@ -15,10 +15,44 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
 export type NewEndpoint = Omit<Insertable<WebhookEndpointsTable>, 'account_id'>;
 export type EndpointChanges = Omit<Updateable<WebhookEndpointsTable>, 'id' | 'account_id' | 'created_at'>;
 export type NewDelivery = Omit<Insertable<WebhookDeliveriesTable>, 'account_id'>;
-export type AttemptResult = Pick<
-  Updateable<WebhookAttemptsTable>,
-  'finished_at' | 'status_code' | 'latency_ms' | 'error' | 'response_excerpt'
->;
+/** A delivery as the dispatcher claims it: its body and its endpoint's address and secrets. */
+export interface ClaimedDelivery {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  event_type: string;
+  subject_id: string | null;
+  body: string;
+  /** The number of the attempt just started. */
+  attempt_count: number;
+  /** Attempts in this round, this one included (a redelivery starts a new round). */
+  round_attempts: number;
+  first_attempt_done: boolean;
+  url: string;
+  secret_encrypted: string;
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+export interface FinishedAttempt {
+  accountId: string;
+  deliveryId: string;
+  number: number;
+  finishedAt: Date;
+  statusCode: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+}
+
+export interface SettledDelivery {
+  accountId: string;
+  deliveryId: string;
+  attemptCount: number;
+  state: DeliveryState;
+  nextAttemptAt: Date | null;
+  at: Date;
+}
 
 /** Endpoints, deliveries and attempts; every statement names the account except the cross-account sweeps. */
 export function webhookQueries(db: Executor) {
@@ -96,15 +130,16 @@ export function webhookQueries(db: Executor) {
         .execute();
     },
 
-    /** A new delivery; none when this event already has one for this endpoint (a fan-out that ran twice). */
-    async insertDelivery(accountId: string, delivery: NewDelivery): Promise<boolean> {
+    /** New deliveries; none for an event that already has one for that endpoint. Answers how many were written. */
+    async insertDeliveries(accountId: string, rows: NewDelivery[]): Promise<number> {
+      if (rows.length === 0) return 0;
       const inserted = await db
         .insertInto('webhook_deliveries')
-        .values({ ...delivery, account_id: accountId })
+        .values(rows.map((row) => ({ ...row, account_id: accountId })))
         .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
         .returning('id')
-        .executeTakeFirst();
-      return inserted !== undefined;
+        .execute();
+      return inserted.length;
     },
 
     findDelivery(accountId: string, id: string) {
@@ -144,93 +179,77 @@ export function webhookQueries(db: Executor) {
     },
 
     /**
-     * Takes attempt `expected + 1` of a due delivery: exactly one caller wins (the others see the count moved). The
-     * delivery's due time moves to `leaseUntil`, so an attempt lost with its process is made again after that.
+     * Claims up to `limit` due deliveries of every account in one statement, and starts an attempt row for each: a
+     * claimed delivery's due time moves to `leaseUntil`, so two dispatchers never take the same one, and an attempt
+     * lost with its process is made again once the lease ends. A delivery waits while an earlier one of the same
+     * subject to the same endpoint has not had its first attempt (events of a call go out in order).
      */
-    claimAttempt(accountId: string, id: string, expected: number, now: Date, leaseUntil: Date) {
-      return db
-        .updateTable('webhook_deliveries')
-        .set((eb) => ({
-          attempt_count: eb('attempt_count', '+', 1),
-          round_attempts: eb('round_attempts', '+', 1),
-          next_attempt_at: leaseUntil,
-          updated_at: now,
-        }))
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .where('state', '=', 'pending')
-        .where('attempt_count', '=', expected)
-        .where('next_attempt_at', '<=', now)
-        .returningAll()
-        .executeTakeFirst();
-    },
-
-    /** An earlier delivery of the same subject to the same endpoint whose first attempt has not ended yet. */
-    blockingPredecessor(accountId: string, delivery: DeliveryRow) {
-      if (delivery.subject_id === null) return Promise.resolve(undefined);
-      return deliveries(accountId)
-        .select('id')
-        .where('endpoint_id', '=', delivery.endpoint_id)
-        .where('subject_id', '=', delivery.subject_id)
-        .where('state', '=', 'pending')
-        .where('first_attempt_done', '=', false)
-        .where((eb) =>
-          eb.or([
-            eb('occurred_at', '<', delivery.occurred_at),
-            eb.and([eb('occurred_at', '=', delivery.occurred_at), eb('seq', '<', delivery.seq)]),
-          ]),
+    async claimDue(now: Date, limit: number, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+      const { rows } = await sql<ClaimedDelivery>`
+        WITH due AS (
+          SELECT d.id FROM webhook_deliveries d
+          JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
+          WHERE d.state = 'pending' AND d.next_attempt_at <= ${now}
+            AND (d.first_attempt_done OR d.subject_id IS NULL OR NOT EXISTS (
+              SELECT 1 FROM webhook_deliveries p
+              WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending'
+                AND NOT p.first_attempt_done AND (p.occurred_at, p.seq) < (d.occurred_at, d.seq)))
+          ORDER BY d.next_attempt_at
+          LIMIT ${limit}
+          FOR UPDATE OF d SKIP LOCKED
+        ), claimed AS (
+          UPDATE webhook_deliveries w
+          SET attempt_count = w.attempt_count + 1, round_attempts = w.round_attempts + 1,
+              next_attempt_at = ${leaseUntil}, updated_at = ${now}
+          FROM due WHERE w.id = due.id
+          RETURNING w.id, w.account_id, w.endpoint_id, w.event_type, w.subject_id, w.body, w.attempt_count,
+                    w.round_attempts, w.first_attempt_done
+        ), started AS (
+          INSERT INTO webhook_attempts (delivery_id, number, account_id, started_at)
+          SELECT id, attempt_count, account_id, ${now} FROM claimed
         )
-        .limit(1)
-        .executeTakeFirst();
+        SELECT c.*, e.url, e.secret_encrypted, e.previous_secret_encrypted, e.previous_secret_expires_at
+        FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id
+      `.execute(db);
+      return rows;
     },
 
-    /** The next delivery of this subject waiting for its first attempt (it may have been held back by this one). */
-    nextWaiting(accountId: string, endpointId: string, subjectId: string) {
-      return deliveries(accountId)
-        .select(['id', 'attempt_count'])
-        .where('endpoint_id', '=', endpointId)
-        .where('subject_id', '=', subjectId)
-        .where('state', '=', 'pending')
-        .where('first_attempt_done', '=', false)
-        .orderBy('occurred_at')
-        .orderBy('seq')
-        .limit(1)
-        .executeTakeFirst();
+    /** Writes how each attempt ended (one statement for the whole batch). */
+    async finishAttempts(results: FinishedAttempt[]) {
+      if (results.length === 0) return;
+      const values = results.map(
+        (r) =>
+          sql`(${r.accountId}::uuid, ${r.deliveryId}::uuid, ${r.number}::int, ${r.finishedAt}::timestamptz, ${r.statusCode}::int, ${r.latencyMs}::int, ${r.error}::text, ${r.responseExcerpt}::text)`,
+      );
+      await sql`
+        UPDATE webhook_attempts a
+        SET finished_at = v.finished_at, status_code = v.status_code, latency_ms = v.latency_ms, error = v.error,
+            response_excerpt = v.response_excerpt
+        FROM (VALUES ${sql.join(values)})
+          AS v(account_id, delivery_id, number, finished_at, status_code, latency_ms, error, response_excerpt)
+        WHERE a.account_id = v.account_id AND a.delivery_id = v.delivery_id AND a.number = v.number
+      `.execute(db);
     },
 
-    insertAttempt(accountId: string, attempt: { delivery_id: string; number: number; started_at: Date }) {
-      return db
-        .insertInto('webhook_attempts')
-        .values({ ...attempt, account_id: accountId })
-        .execute();
-    },
-
-    finishAttempt(accountId: string, deliveryId: string, number: number, result: AttemptResult) {
-      return db
-        .updateTable('webhook_attempts')
-        .set(result)
-        .where('account_id', '=', accountId)
-        .where('delivery_id', '=', deliveryId)
-        .where('number', '=', number)
-        .execute();
-    },
-
-    /** Records how an attempt ended on its delivery, unless another process moved the delivery on meanwhile. */
-    settleDelivery(
-      accountId: string,
-      id: string,
-      attemptCount: number,
-      changes: Pick<Updateable<WebhookDeliveriesTable>, 'state' | 'next_attempt_at' | 'updated_at'>,
-    ) {
-      return db
-        .updateTable('webhook_deliveries')
-        .set({ ...changes, first_attempt_done: true })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .where('attempt_count', '=', attemptCount)
-        .where('state', '=', 'pending')
-        .returningAll()
-        .executeTakeFirst();
+    /**
+     * Moves each delivery on after its attempt (succeeded, abandoned, or pending until its retry), unless another
+     * dispatcher took it meanwhile (its lease ran out). Answers the ids settled.
+     */
+    async settleDeliveries(settled: SettledDelivery[]): Promise<string[]> {
+      if (settled.length === 0) return [];
+      const values = settled.map(
+        (r) =>
+          sql`(${r.accountId}::uuid, ${r.deliveryId}::uuid, ${r.attemptCount}::int, ${r.state}::text, ${r.nextAttemptAt}::timestamptz, ${r.at}::timestamptz)`,
+      );
+      const { rows } = await sql<{ id: string }>`
+        UPDATE webhook_deliveries d
+        SET state = v.state, next_attempt_at = v.next_attempt_at, first_attempt_done = true, updated_at = v.at
+        FROM (VALUES ${sql.join(values)}) AS v(account_id, delivery_id, attempt_count, state, next_attempt_at, at)
+        WHERE d.account_id = v.account_id AND d.id = v.delivery_id AND d.attempt_count = v.attempt_count
+          AND d.state = 'pending'
+        RETURNING d.id
+      `.execute(db);
+      return rows.map((row) => row.id);
     },
 
     /** A delivery ends without its retries (its endpoint is disabled). */
@@ -278,18 +297,6 @@ export function webhookQueries(db: Executor) {
         .where('state', 'in', ['failed', 'abandoned'])
         .where('created_at', '>=', since)
         .returning(['id', 'attempt_count'])
-        .execute();
-    },
-
-    /** Due pending deliveries of every account: the sweep that re-enqueues what a lost job or a crash left behind. */
-    dueDeliveries(now: Date, limit: number) {
-      return db
-        .selectFrom('webhook_deliveries')
-        .select(['id', 'account_id', 'attempt_count'])
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .orderBy('next_attempt_at')
-        .limit(limit)
         .execute();
     },
 

@@ -1,9 +1,10 @@
 /**
  * Outbound webhooks. Each domain event an endpoint subscribes to becomes one delivery (id = the body's id and
- * X-Service-Delivery), written by the event's fan-out job, which the outbox enqueued with the event itself: nothing is
- * lost to a crash. A delivery is attempted by a job; each attempt is claimed on the delivery row (one winner) and
- * written as an attempt row numbered uniquely. Failures retry after 5 s, 30 s and 120 s, then the delivery is
- * abandoned; 10 failed attempts in a row across deliveries disable the endpoint.
+ * X-Service-Delivery), written inside the event's own transaction: the delivery exists exactly when the event does,
+ * and nothing is lost to a crash. A dispatcher loop in every worker process claims due deliveries in batches (one
+ * statement starts a batch of attempts, one transaction records how they ended), so two workers never make the same
+ * attempt. Failures retry after 5 s, 30 s and 120 s, then the delivery is abandoned; 10 failed attempts in a row
+ * across deliveries disable the endpoint.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { WebhooksConfig } from '../../config.js';
@@ -11,11 +12,24 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Auth } from '../../http/auth.js';
 import { envelope, type Page } from '../../http/pagination.js';
 import type { Clock } from '../../lib/clock.js';
+import { mapConcurrently } from '../../lib/concurrency.js';
+import type { WorkerLoopContext } from '../../jobs/define.js';
 import { newId } from '../../lib/ids.js';
 import type { DomainEvent } from '../../events/domain-events.js';
+import type { TxHandle } from '../../db/repo.js';
+import { workAdded } from '../../jobs/wake.js';
 import type { CallsService } from '../calls/calls.service.js';
 import { createWebhookSender, refusalOf, type Lookup, type WebhookSender } from './webhook-http.js';
-import type { DeliveryRow, EndpointRow, WebhooksRepo, WebhooksTx } from './webhooks.repo.js';
+import type {
+  ClaimedDelivery,
+  DeliveryRow,
+  EndpointRow,
+  FinishedAttempt,
+  NewDelivery,
+  SettledDelivery,
+  WebhooksRepo,
+  WebhooksTx,
+} from './webhooks.repo.js';
 import {
   MAX_WEBHOOKS_PER_ACCOUNT,
   type CreateWebhookInput,
@@ -32,7 +46,12 @@ export const ATTEMPTS_PER_ROUND = RETRY_DELAYS_SECONDS.length + 1;
 export const AUTO_DISABLE_AFTER = 10;
 /** A claimed attempt not settled after this long (its process died) is made again. Longer than the 10 s timeout. */
 const ATTEMPT_LEASE_MS = 60_000;
-const SWEEP_BATCH = 500;
+/** Deliveries one dispatcher lane claims per statement. */
+const DISPATCH_BATCH = 100;
+/** Dispatcher lanes per worker process: one sends a batch while another claims or records one. */
+const DISPATCH_LANES = 2;
+/** The worker loop that sends deliveries; a commit that adds due deliveries wakes it. */
+export const DISPATCH_LOOP = 'webhooks.dispatch';
 export const USER_AGENT = 'Service-Webhook/1.0';
 
 export interface WebhooksDeps {
@@ -48,6 +67,8 @@ export interface WebhooksDeps {
 
 const isWebhookEvent = (type: string): type is WebhookEventType =>
   (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
+const attemptSucceeded = (attempt: FinishedAttempt) =>
+  attempt.error === null && attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
 const hmacHex = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('hex');
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 
@@ -56,6 +77,7 @@ async function payloadOf(
   event: DomainEvent,
   calls: WebhooksDeps['calls'],
   origin: string,
+  within: TxHandle,
 ): Promise<Record<string, unknown>> {
   const d = event.data as Record<string, unknown>;
   const base = {
@@ -71,7 +93,7 @@ async function payloadOf(
       return { ...base, direction: d.direction ?? null, answeredBy: d.answeredBy ?? null };
     case 'call.completed': {
       const recordingUrl = d.hasRecording
-        ? await calls.recordingUrlFor(event.accountId, String(base.callId), origin)
+        ? await calls.recordingUrlFor(event.accountId, String(base.callId), origin, within)
         : null;
       return { ...base, durationSeconds: d.durationSeconds ?? null, disposition: d.disposition ?? null, recordingUrl };
     }
@@ -135,7 +157,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
     return Buffer.concat([decipher.update(Buffer.from(data!, 'base64url')), decipher.final()]).toString('utf8');
   }
 
-  const rotationActive = (row: EndpointRow, now: Date) =>
+  type Secrets = Pick<EndpointRow, 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>;
+  const rotationActive = (row: Secrets, now: Date) =>
     row.previous_secret_encrypted !== null &&
     row.previous_secret_expires_at !== null &&
     row.previous_secret_expires_at > now;
@@ -166,32 +189,46 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   /** Signs the body under the current secret, and under the previous one while a rotation overlaps. */
-  async function signatureFor(endpoint: EndpointRow, body: string, now: Date) {
+  async function signatureFor(endpoint: Secrets, body: string, now: Date) {
     const t = Math.floor(now.getTime() / 1000);
     const secrets = [await decrypt(endpoint.secret_encrypted)];
     if (rotationActive(endpoint, now)) secrets.push(await decrypt(endpoint.previous_secret_encrypted!));
     return { t, header: [`t=${t}`, ...secrets.map((secret) => `v1=${hmacHex(secret, body)}`)].join(',') };
   }
 
-  const deliverJob = (tx: WebhooksTx, accountId: string, deliveryId: string, startAfterSeconds?: number) =>
-    tx.send('webhooks.deliver', { accountId, deliveryId }, startAfterSeconds ? { startAfter: startAfterSeconds } : {});
-
-  /** Counts a failed attempt on the endpoint; the 10th in a row disables it and stops its pending deliveries. */
-  async function countFailure(tx: WebhooksTx, accountId: string, endpointId: string, reason: string, now: Date) {
-    const endpoint = await tx.findEndpointForUpdate(accountId, endpointId);
-    if (!endpoint) return;
-    const streak = endpoint.failure_streak + 1;
-    if (endpoint.enabled && streak >= AUTO_DISABLE_AFTER) {
-      await tx.updateEndpoint(accountId, endpointId, {
-        failure_streak: streak,
-        enabled: false,
-        disabled_reason: `Disabled after ${streak} consecutive failed deliveries; the last: ${reason} at ${now.toISOString()}`,
-        disabled_at: now,
-        updated_at: now,
-      });
-      await tx.stopPendingOfEndpoint(accountId, endpointId, now);
-    } else {
-      await tx.updateEndpoint(accountId, endpointId, { failure_streak: streak });
+  /** Each endpoint's failure streak after a batch of its attempts (in the order they ended); the 10th failure in a row disables it. */
+  async function countStreaks(
+    tx: WebhooksTx,
+    outcomes: Array<{ delivery: ClaimedDelivery; attempt: FinishedAttempt }>,
+  ) {
+    const byEndpoint = new Map<string, typeof outcomes>();
+    for (const outcome of outcomes) {
+      const key = outcome.delivery.endpoint_id;
+      byEndpoint.set(key, [...(byEndpoint.get(key) ?? []), outcome]);
+    }
+    for (const [endpointId, ended] of byEndpoint) {
+      const accountId = ended[0]!.delivery.account_id;
+      const endpoint = await tx.findEndpointForUpdate(accountId, endpointId);
+      if (!endpoint) continue;
+      let streak = endpoint.failure_streak;
+      let disabledBy: FinishedAttempt | undefined;
+      for (const { attempt } of ended.sort((a, b) => a.attempt.finishedAt.getTime() - b.attempt.finishedAt.getTime())) {
+        streak = attemptSucceeded(attempt) ? 0 : streak + 1;
+        if (endpoint.enabled && !disabledBy && streak >= AUTO_DISABLE_AFTER) disabledBy = attempt;
+      }
+      if (disabledBy) {
+        const reason = disabledBy.error ?? `HTTP ${disabledBy.statusCode}`;
+        await tx.updateEndpoint(accountId, endpointId, {
+          failure_streak: streak,
+          enabled: false,
+          disabled_reason: `Disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries; the last: ${reason} at ${disabledBy.finishedAt.toISOString()}`,
+          disabled_at: disabledBy.finishedAt,
+          updated_at: disabledBy.finishedAt,
+        });
+        await tx.stopPendingOfEndpoint(accountId, endpointId, disabledBy.finishedAt);
+      } else if (streak !== endpoint.failure_streak) {
+        await tx.updateEndpoint(accountId, endpointId, { failure_streak: streak });
+      }
     }
   }
 
@@ -223,10 +260,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
     }));
   }
 
-  /** A new delivery of a body to one endpoint, and its first job, in the caller's transaction. */
-  async function addDelivery(
-    tx: WebhooksTx,
-    accountId: string,
+  /** A delivery of a body to one endpoint, due now. */
+  function newDelivery(
     endpointId: string,
     event: {
       id: string | null;
@@ -235,25 +270,80 @@ export function createWebhooksService(deps: WebhooksDeps) {
       occurredAt: Date;
       data: Record<string, unknown>;
     },
-  ) {
+  ): NewDelivery {
     const id = newId();
     const now = clock.now();
-    const body = JSON.stringify({ id, type: event.type, occurredAt: event.occurredAt.toISOString(), data: event.data });
-    const inserted = await tx.insertDelivery(accountId, {
+    return {
       id,
       endpoint_id: endpointId,
       event_id: event.id,
       event_type: event.type,
       subject_id: event.subjectId,
       occurred_at: event.occurredAt,
-      body,
+      body: JSON.stringify({ id, type: event.type, occurredAt: event.occurredAt.toISOString(), data: event.data }),
       state: 'pending',
       next_attempt_at: now,
       created_at: now,
       updated_at: now,
+    };
+  }
+
+  /** Sends one claimed attempt; never throws (a failure is the attempt's result). */
+  async function send(delivery: ClaimedDelivery): Promise<FinishedAttempt> {
+    const { t, header } = await signatureFor(delivery, delivery.body, clock.now());
+    const result = await http().post(
+      delivery.url,
+      {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'x-service-event': delivery.event_type,
+        'x-service-delivery': delivery.id,
+        'x-service-timestamp': String(t),
+        'x-service-signature': header,
+      },
+      delivery.body,
+    );
+    return {
+      accountId: delivery.account_id,
+      deliveryId: delivery.id,
+      number: delivery.attempt_count,
+      finishedAt: clock.now(),
+      statusCode: result.statusCode,
+      latencyMs: result.latencyMs,
+      error: result.error,
+      responseExcerpt: result.responseExcerpt,
+    };
+  }
+
+  /** The delivery's next state after an attempt: done, abandoned after the last retry, or due again after a wait. */
+  function settlementOf(delivery: ClaimedDelivery, attempt: FinishedAttempt): SettledDelivery {
+    const settled = {
+      accountId: delivery.account_id,
+      deliveryId: delivery.id,
+      attemptCount: delivery.attempt_count,
+      at: attempt.finishedAt,
+    };
+    if (attemptSucceeded(attempt)) return { ...settled, state: 'succeeded', nextAttemptAt: null };
+    const delay = RETRY_DELAYS_SECONDS[delivery.round_attempts - 1];
+    if (delay === undefined) return { ...settled, state: 'abandoned', nextAttemptAt: null };
+    return { ...settled, state: 'pending', nextAttemptAt: new Date(attempt.finishedAt.getTime() + delay * 1000) };
+  }
+
+  /** One batch: claims due deliveries, sends them (at most the configured number at once), records the results. */
+  async function dispatchBatch(limit: number, parallel: number): Promise<{ attempted: number }> {
+    const now = clock.now();
+    const claimed = await repo.claimDue(now, limit, new Date(now.getTime() + ATTEMPT_LEASE_MS));
+    if (claimed.length === 0) return { attempted: 0 };
+    const attempts = await mapConcurrently(claimed, parallel, send);
+    await repo.transaction(async (tx) => {
+      await tx.finishAttempts(attempts);
+      await tx.settleDeliveries(claimed.map((delivery, i) => settlementOf(delivery, attempts[i]!)));
+      await countStreaks(
+        tx,
+        claimed.map((delivery, i) => ({ delivery, attempt: attempts[i]! })),
+      );
     });
-    if (inserted) await deliverJob(tx, accountId, id);
-    return inserted ? id : null;
+    return { attempted: claimed.length };
   }
 
   return {
@@ -342,16 +432,18 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const endpoint = await requireEndpoint(auth.accountId, id);
       if (!endpoint.enabled) throw new AppError('conflict', 'This webhook is disabled; enable it to send events to it');
       const now = clock.now();
-      const deliveryId = await repo.transaction((tx) =>
-        addDelivery(tx, auth.accountId, id, {
-          id: null,
-          type: TEST_EVENT_TYPE,
-          subjectId: null,
-          occurredAt: now,
-          data: { webhookId: id, message: 'A test event: your endpoint is reachable and can verify signatures.' },
-        }),
-      );
-      return { deliveryId: deliveryId!, state: 'pending' as const };
+      const delivery = newDelivery(id, {
+        id: null,
+        type: TEST_EVENT_TYPE,
+        subjectId: null,
+        occurredAt: now,
+        data: { webhookId: id, message: 'A test event: your endpoint is reachable and can verify signatures.' },
+      });
+      await repo.transaction(async (tx) => {
+        await tx.insertDeliveries(auth.accountId, [delivery]);
+        workAdded(DISPATCH_LOOP, tx.trx);
+      });
+      return { deliveryId: delivery.id, state: 'pending' as const };
     },
 
     async listDeliveries(auth: Auth, id: string, query: ListDeliveriesQuery) {
@@ -380,7 +472,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       return repo.transaction(async (tx) => {
         const row = await tx.redeliver(auth.accountId, id, deliveryId, now);
         if (!row) throw notFound('Delivery');
-        await deliverJob(tx, auth.accountId, row.id);
+        workAdded(DISPATCH_LOOP, tx.trx);
         return { deliveryId: row.id, state: 'pending' as const };
       });
     },
@@ -391,134 +483,59 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const now = clock.now();
       return repo.transaction(async (tx) => {
         const rows = await tx.redeliverSince(auth.accountId, id, new Date(input.since), now);
-        for (const row of rows) await deliverJob(tx, auth.accountId, row.id);
+        if (rows.length > 0) workAdded(DISPATCH_LOOP, tx.trx);
         return { redelivered: rows.length };
       });
     },
 
-    /** The fan-out of one domain event: one delivery per enabled endpoint that receives its type. Idempotent. */
-    async fanOut(event: DomainEvent) {
+    /**
+     * The fan-out of one domain event, inside the transaction that writes it: one delivery per enabled endpoint of
+     * the account that receives its type. Deliveries of one call are thereby numbered in the order its events happened.
+     */
+    async fanOutWithin(tx: TxHandle, event: DomainEvent) {
       if (!isWebhookEvent(event.type)) return { deliveries: 0 };
-      const endpoints = await repo.subscribedEndpoints(event.accountId, event.type);
+      const queries = repo.within(tx);
+      const endpoints = await queries.subscribedEndpoints(event.accountId, event.type);
       if (endpoints.length === 0) return { deliveries: 0 };
-      const data = await payloadOf(event, calls, deps.publicOrigin);
-      const subjectId = event.subject.id;
-      const created = await repo.transaction(async (tx) => {
-        let count = 0;
-        for (const endpoint of endpoints) {
-          if (
-            await addDelivery(tx, event.accountId, endpoint.id, {
-              id: event.id,
-              type: event.type,
-              subjectId,
-              occurredAt: event.occurredAt,
-              data,
-            })
-          )
-            count++;
-        }
-        return count;
-      });
+      const data = await payloadOf(event, calls, deps.publicOrigin, tx);
+      const payload = {
+        id: event.id,
+        type: event.type,
+        subjectId: event.subject.id,
+        occurredAt: event.occurredAt,
+        data,
+      };
+      const created = await queries.insertDeliveries(
+        event.accountId,
+        endpoints.map((endpoint) => newDelivery(endpoint.id, payload)),
+      );
+      workAdded(DISPATCH_LOOP, tx.trx);
       return { deliveries: created };
     },
 
-    /** One attempt of a delivery, if it is due and nobody else has taken it. */
-    async attempt(accountId: string, deliveryId: string): Promise<{ outcome: string }> {
-      const delivery = await repo.findDelivery(accountId, deliveryId);
-      if (!delivery || delivery.state !== 'pending') return { outcome: 'not pending' };
-      const now = clock.now();
-      if (delivery.next_attempt_at && delivery.next_attempt_at > now) return { outcome: 'not due' };
-      const endpoint = await repo.findEndpoint(accountId, delivery.endpoint_id);
-      if (!endpoint) return { outcome: 'endpoint deleted' };
-      if (!endpoint.enabled) {
-        await repo.stopDelivery(accountId, deliveryId, now);
-        return { outcome: 'endpoint disabled' };
+    /** Sends every delivery due now, batch after batch, until none is left; answers how many attempts were made. */
+    async dispatchDue(): Promise<{ attempted: number }> {
+      let attempted = 0;
+      for (;;) {
+        const batch = await dispatchBatch(DISPATCH_BATCH, config.concurrencyPerWorker);
+        if (batch.attempted === 0) return { attempted };
+        attempted += batch.attempted;
       }
-      // Events of one subject reach an endpoint in order: a later one waits for the first attempt of an earlier one.
-      if (!delivery.first_attempt_done && (await repo.blockingPredecessor(accountId, delivery)))
-        return { outcome: 'waiting for an earlier event' };
-      const claimed = await repo.claimAttempt(
-        accountId,
-        deliveryId,
-        delivery.attempt_count,
-        now,
-        new Date(now.getTime() + ATTEMPT_LEASE_MS),
-      );
-      if (!claimed) return { outcome: 'taken by another worker' };
-      const number = claimed.attempt_count;
-      await repo.insertAttempt(accountId, { delivery_id: deliveryId, number, started_at: now });
-
-      const { t, header } = await signatureFor(endpoint, claimed.body, now);
-      const result = await http().post(
-        endpoint.url,
-        {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          'x-service-event': claimed.event_type,
-          'x-service-delivery': claimed.id,
-          'x-service-timestamp': String(t),
-          'x-service-signature': header,
-        },
-        claimed.body,
-      );
-      const finished = clock.now();
-
-      // The attempt's result, the delivery's next state and the endpoint's streak are written together.
-      return repo.transaction(async (tx) => {
-        await tx.finishAttempt(accountId, deliveryId, number, {
-          finished_at: finished,
-          status_code: result.statusCode,
-          latency_ms: result.latencyMs,
-          error: result.error,
-          response_excerpt: result.responseExcerpt,
-        });
-        let outcome: string;
-        if (result.ok) {
-          await tx.settleDelivery(accountId, deliveryId, number, {
-            state: 'succeeded',
-            next_attempt_at: null,
-            updated_at: finished,
-          });
-          await tx.resetStreak(accountId, endpoint.id);
-          outcome = 'succeeded';
-        } else {
-          const delay = RETRY_DELAYS_SECONDS[claimed.round_attempts - 1];
-          if (delay === undefined) {
-            await tx.settleDelivery(accountId, deliveryId, number, {
-              state: 'abandoned',
-              next_attempt_at: null,
-              updated_at: finished,
-            });
-            outcome = 'abandoned';
-          } else {
-            const next = new Date(finished.getTime() + delay * 1000);
-            await tx.settleDelivery(accountId, deliveryId, number, {
-              state: 'pending',
-              next_attempt_at: next,
-              updated_at: finished,
-            });
-            await deliverJob(tx, accountId, deliveryId, delay);
-            outcome = `retry in ${delay} s`;
-          }
-          await countFailure(tx, accountId, endpoint.id, result.error ?? 'failed', finished);
-        }
-        // The next event of this subject may have been waiting for this first attempt.
-        if (!delivery.first_attempt_done && delivery.subject_id !== null) {
-          const next = await tx.nextWaiting(accountId, endpoint.id, delivery.subject_id);
-          if (next) await deliverJob(tx, accountId, next.id);
-        }
-        return { outcome };
-      });
     },
 
-    /** Enqueues every due pending delivery again: retries whose job was lost, and attempts lost with their process. */
-    async sweep() {
-      const due = await repo.dueDeliveries(clock.now(), SWEEP_BATCH);
-      if (due.length === 0) return { enqueued: 0 };
-      await repo.transaction(async (tx) => {
-        for (const row of due) await deliverJob(tx, row.account_id, row.id);
-      });
-      return { enqueued: due.length };
+    /**
+     * The dispatcher of a worker process: lanes that each claim a batch, send it and record it, and go on at once
+     * while there is work; idle, they wait for a commit that adds deliveries or for the next poll (retries come due).
+     */
+    async dispatchLoop(context: WorkerLoopContext) {
+      const parallel = Math.max(1, Math.ceil(config.concurrencyPerWorker / DISPATCH_LANES));
+      const lane = async () => {
+        while (!context.signal.aborted) {
+          const { attempted } = await dispatchBatch(DISPATCH_BATCH, parallel);
+          if (attempted === 0) await context.idle(context.pollMs);
+        }
+      };
+      await Promise.all(Array.from({ length: DISPATCH_LANES }, lane));
     },
 
     /** Deletes finished delivery records (and their attempts) older than the retention period. */
