@@ -25,7 +25,10 @@ const EVENTS = Number(process.env.EVENTS ?? 50_000);
 const BATCH = Number(process.env.BATCH ?? 100);
 const CONCURRENCY = Number(process.env.WEBHOOK_CONCURRENCY ?? 8);
 // A pause after each transaction of events: a trickle instead of a burst (what one event's latency is, without a backlog).
-const PACE_MS = Number(process.env.PACE_MS ?? 0);
+// The steady flow: STEADY_EVENTS events, STEADY_BATCH per transaction, STEADY_PAUSE_MS between transactions.
+const STEADY_EVENTS = Number(process.env.STEADY_EVENTS ?? 2_000);
+const STEADY_BATCH = Number(process.env.STEADY_BATCH ?? 1);
+const STEADY_PAUSE_MS = Number(process.env.STEADY_PAUSE_MS ?? 5);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -63,9 +66,6 @@ async function main() {
   const { pino } = await import('pino');
   const { buildTestApp, signUp } = await import('../test/helpers.js');
   const { startJobWorkers } = await import('../src/jobs/workers.js');
-  const { createOutboxFactory } = await import('../src/events/domain-events.service.js');
-  const { eventSubscriptions } = await import('../src/jobs/registry.js');
-  const { systemClock } = await import('../src/lib/clock.js');
   const { inTransaction } = await import('../src/db/repo.js');
 
   const child = fork(fileURLToPath(import.meta.url), ['--receiver'], { execArgv: ['--import', 'tsx'] });
@@ -82,66 +82,97 @@ async function main() {
   const t = await buildTestApp({
     env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), RATE_LIMIT_PER_MINUTE: '100000' },
   });
-  const workers = await startJobWorkers({
-    db: t.infra.database.db,
-    services: t.services,
-    log: pino({ level: 'silent' }),
-    ...(process.env.POLL_SECONDS ? { pollingIntervalSeconds: Number(process.env.POLL_SECONDS) } : {}),
-  });
+  const startWorkers = () =>
+    startJobWorkers({
+      db: t.infra.database.db,
+      services: t.services,
+      log: pino({ level: 'silent' }),
+      ...(process.env.POLL_SECONDS ? { pollingIntervalSeconds: Number(process.env.POLL_SECONDS) } : {}),
+    });
   const user = await signUp(t.app);
   const created = await t.app.inject({
     method: 'POST',
     url: '/api/v1/webhooks',
     headers: user.headers,
-    payload: { url, events: ['campaign.started'] },
+    payload: { url, events: ['call.connected'] },
   });
   if (created.statusCode !== 200) throw new Error(created.body);
-  const outbox = createOutboxFactory({ jobs: t.infra.jobs, subscriptions: eventSubscriptions, clock: systemClock });
-  const campaignId = '00000000-0000-4000-8000-0000000be7c4';
+  const outbox = t.services.outbox;
+  const agentId = '00000000-0000-4000-8000-0000000be7c4';
+  /** `count` events in transactions of `batch`, each about a subject of its own (as the events of many calls are). */
+  async function writeEvents(count: number, batch: number, pauseMs = 0) {
+    for (let written = 0; written < count; written += batch) {
+      await inTransaction(t.infra.database.db, async (trx) => {
+        const tx = outbox(trx);
+        for (let i = written; i < Math.min(count, written + batch); i++) {
+          const callId = randomUUID();
+          await tx.emit({
+            type: 'call.connected',
+            accountId: user.accountId,
+            subject: { type: 'call', id: callId },
+            data: {
+              callId,
+              agentId,
+              contactId: null,
+              status: 'in_progress',
+              direction: 'outbound',
+              answeredBy: 'human',
+              n: i,
+            },
+            actor: null,
+          });
+        }
+      });
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+  async function receivedAll(count: number) {
+    while ((await ask<{ count: number }>('count')).count < count) await new Promise((r) => setTimeout(r, 50));
+    const { latencies } = await ask<{ latencies: number[] }>('latencies');
+    return latencies.sort((a, b) => a - b);
+  }
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ');
 
   console.log(
-    `webhooks bench: ${EVENTS} events, batches of ${BATCH}, ${CONCURRENCY} attempts at once; ${t.infra.database.kind}; load ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}`,
+    `webhooks bench: ${EVENTS} events, ${CONCURRENCY} attempts at once; ${t.infra.database.kind}; load ${load()}`,
   );
-  const started = performance.now();
-  for (let written = 0; written < EVENTS; written += BATCH) {
-    await inTransaction(t.infra.database.db, async (trx) => {
-      const tx = outbox(trx);
-      for (let i = written; i < Math.min(EVENTS, written + BATCH); i++) {
-        // Each event about a subject of its own (as the events of many calls are): none waits for another's first attempt.
-        const subject = randomUUID();
-        await tx.emit({
-          type: 'campaign.started',
-          accountId: user.accountId,
-          subject: { type: 'campaign', id: subject },
-          data: { campaignId: subject, name: `Campaign ${i}`, agentId: campaignId },
-          actor: null,
-        });
-      }
-    });
-    if (PACE_MS > 0) await new Promise((resolve) => setTimeout(resolve, PACE_MS));
-  }
+  // 1. A backlog: the events are written while no worker runs, then the dispatcher drains them.
+  let started = performance.now();
+  await writeEvents(EVENTS, BATCH);
   const writtenMs = performance.now() - started;
-  let received = 0;
-  while (received < EVENTS) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    received = (await ask<{ count: number }>('count')).count;
-  }
-  const serviceMs = performance.now() - started;
-  const { latencies } = await ask<{ latencies: number[] }>('latencies');
-  latencies.sort((a, b) => a - b);
+  started = performance.now();
+  const workers = await startWorkers();
+  await receivedAll(EVENTS);
+  const drainMs = performance.now() - started;
+
+  // 2. A steady flow below capacity, workers running: how long one event takes to reach the receiver.
+  const steadyEvents = Math.min(EVENTS, STEADY_EVENTS);
+  started = performance.now();
+  await writeEvents(steadyEvents, STEADY_BATCH, STEADY_PAUSE_MS);
+  const steady = await receivedAll(steadyEvents);
+  const steadyMs = performance.now() - started;
+
+  // 3. A burst: written and delivered at once, the workers running (the backlog grows while both go on).
+  started = performance.now();
+  await writeEvents(EVENTS, BATCH);
+  const burstWrittenMs = performance.now() - started;
+  const burst = await receivedAll(EVENTS);
+  const burstMs = performance.now() - started;
+
   const sample = await t.app.inject({
     method: 'GET',
     url: `/api/v1/webhooks/${created.json().id}/deliveries?limit=1`,
     headers: user.headers,
   });
-  const body = JSON.stringify({
-    id: campaignId,
-    type: 'campaign.started',
-    occurredAt: new Date().toISOString(),
-    data: { campaignId, name: 'Campaign 1', agentId: campaignId },
-  });
+  // The body of a delivery as sent (the same size as every other one).
+  const { body } = await t.infra.database.db
+    .selectFrom('webhook_deliveries')
+    .select('body')
+    .limit(1)
+    .executeTakeFirstOrThrow();
   await workers.stop(10_000);
   await t.services.webhooks.close();
 
@@ -165,23 +196,23 @@ async function main() {
   const baseMs = performance.now() - baseStarted;
   await agent.close();
 
-  const serviceRate = EVENTS / (serviceMs / 1000);
+  const rate = (count: number, ms: number) => (count / (ms / 1000)).toFixed(0);
   const baseRate = EVENTS / (baseMs / 1000);
+  const figures = (sorted: number[]) =>
+    `p50 ${percentile(sorted, 50)} ms, p99 ${percentile(sorted, 99)} ms, max ${sorted.at(-1)} ms`;
+  console.log(`bare undici POSTs/s:                 ${baseRate.toFixed(0)}  (${(baseMs / 1000).toFixed(1)} s)`);
+  console.log(`events written (no worker running):  ${rate(EVENTS, writtenMs)}/s in transactions of ${BATCH}`);
   console.log(
-    `events written:          ${(writtenMs / 1000).toFixed(1)} s (${(EVENTS / (writtenMs / 1000)).toFixed(0)}/s, with their fan-out jobs)`,
+    `backlog drained, deliveries/s:       ${rate(EVENTS, drainMs)}  (${(drainMs / 1000).toFixed(1)} s; ratio to bare ${(EVENTS / (drainMs / 1000) / baseRate).toFixed(3)})`,
   );
-  console.log(`service deliveries/s:    ${serviceRate.toFixed(0)}  (${(serviceMs / 1000).toFixed(1)} s for ${EVENTS})`);
   console.log(
-    `event-to-delivery:       p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms`,
+    `steady flow (${rate(steadyEvents, steadyMs)}/s, ${STEADY_BATCH} per transaction): event-to-delivery ${figures(steady)}`,
   );
-  console.log(`bare undici POSTs/s:     ${baseRate.toFixed(0)}  (${(baseMs / 1000).toFixed(1)} s)`);
-  console.log(`ratio service/bare:      ${(serviceRate / baseRate).toFixed(3)}`);
+  console.log(
+    `burst, written and sent at once:     ${rate(EVENTS, burstMs)} deliveries/s (written at ${rate(EVENTS, burstWrittenMs)}/s; ratio to bare ${(EVENTS / (burstMs / 1000) / baseRate).toFixed(3)}); event-to-delivery ${figures(burst)}`,
+  );
   console.log(`one delivery's log entry: ${sample.body.slice(0, 300)}`);
-  console.log(
-    `load after: ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}`,
-  );
+  console.log(`load after: ${load()}`);
   child.kill();
   await t.close();
 }

@@ -52,10 +52,8 @@ const UNSCOPED: Record<string, string> = {
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
   'webhooks.claimDue': 'the dispatcher of a worker process claims due deliveries of every account',
-  'webhooks.finishAttempts':
-    'records a batch of attempts the dispatcher claimed, across accounts: each row is matched on its own account_id',
-  'webhooks.settleDeliveries':
-    'settles a batch of deliveries the dispatcher claimed, across accounts: each row is matched on its own account_id',
+  'webhooks.settleSucceeded':
+    'marks delivered a batch of deliveries the dispatcher claimed across accounts, by their ids and lease',
   'webhooks.deleteDeliveriesBefore': 'retention across all accounts (a scheduled job)',
   'campaigns.runningCampaigns': "the scheduled sweep wakes every account's running campaigns",
   'campaigns.loadContacts':
@@ -186,12 +184,13 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
         updated_at: new Date(),
       },
     ]),
-  'webhooks.finishAttempts': (q) =>
-    q.finishAttempts([
+  'webhooks.recordAttempts': (q) =>
+    q.recordAttempts([
       {
         accountId: ACCOUNT,
         deliveryId: ID,
         number: 1,
+        startedAt: new Date(),
         finishedAt: new Date(),
         statusCode: 200,
         latencyMs: 1,
@@ -199,10 +198,7 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
         responseExcerpt: null,
       },
     ]),
-  'webhooks.settleDeliveries': (q) =>
-    q.settleDeliveries([
-      { accountId: ACCOUNT, deliveryId: ID, attemptCount: 1, state: 'succeeded', nextAttemptAt: null, at: new Date() },
-    ]),
+  'webhooks.settleSucceeded': (q) => q.settleSucceeded([ID], new Date(), new Date()),
   'catalog.replaceRates': (q) =>
     q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02' }], new Date()),
 };

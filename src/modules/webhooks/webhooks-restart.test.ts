@@ -48,10 +48,12 @@ test('a restart in the middle of retries, fan-outs and attempts loses nothing', 
     await first.workers.stop(5_000);
 
     const cutOff = (await ok('POST', `/webhooks/${endpoint.id}/test`)).deliveryId as string;
-    const queries = webhookQueries(first.t.infra.database.db);
     const now = first.clock.now();
+    const claimed = await inTransaction(first.t.infra.database.db, (trx) =>
+      webhookQueries(trx).claimDue(now, 100, new Date(now.getTime() + 60_000)),
+    );
     assert.deepEqual(
-      (await queries.claimDue(now, 100, new Date(now.getTime() + 60_000))).map((d) => d.id),
+      claimed.map((d) => d.id),
       [cutOff],
       'claimed by a process about to die',
     );

@@ -28,30 +28,24 @@ export interface ClaimedDelivery {
   /** Attempts in this round, this one included (a redelivery starts a new round). */
   round_attempts: number;
   first_attempt_done: boolean;
+  lease_until: Date;
+  started_at: Date;
   url: string;
   secret_encrypted: string;
   previous_secret_encrypted: string | null;
   previous_secret_expires_at: Date | null;
 }
 
-export interface FinishedAttempt {
+export interface EndedAttempt {
   accountId: string;
   deliveryId: string;
   number: number;
+  startedAt: Date;
   finishedAt: Date;
   statusCode: number | null;
   latencyMs: number | null;
   error: string | null;
   responseExcerpt: string | null;
-}
-
-export interface SettledDelivery {
-  accountId: string;
-  deliveryId: string;
-  attemptCount: number;
-  state: DeliveryState;
-  nextAttemptAt: Date | null;
-  at: Date;
 }
 
 /** Endpoints, deliveries and attempts; every statement names the account except the cross-account sweeps. */
@@ -130,13 +124,12 @@ export function webhookQueries(db: Executor) {
         .execute();
     },
 
-    /** New deliveries; none for an event that already has one for that endpoint. Answers how many were written. */
+    /** New deliveries; answers how many were written. */
     async insertDeliveries(accountId: string, rows: NewDelivery[]): Promise<number> {
       if (rows.length === 0) return 0;
       const inserted = await db
         .insertInto('webhook_deliveries')
         .values(rows.map((row) => ({ ...row, account_id: accountId })))
-        .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
         .returning('id')
         .execute();
       return inserted.length;
@@ -179,17 +172,23 @@ export function webhookQueries(db: Executor) {
     },
 
     /**
-     * Claims up to `limit` due deliveries of every account in one statement, and starts an attempt row for each: a
-     * claimed delivery's due time moves to `leaseUntil`, so two dispatchers never take the same one, and an attempt
-     * lost with its process is made again once the lease ends. A delivery waits while an earlier one of the same
+     * Claims up to `limit` due deliveries of every account in one statement: a claimed delivery's due time moves to
+     * `leaseUntil`, so two dispatchers never take the same one, and an attempt lost with its process is made again once
+     * the lease ends (the lost attempt is recorded then, unfinished). A delivery waits while an earlier one of the same
      * subject to the same endpoint has not had its first attempt (events of a call go out in order).
      */
     async claimDue(now: Date, limit: number, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+      // Run in a transaction. The due index is read in order and the scan stops at `limit`, however long the backlog:
+      // where statistics are missing (the embedded database never analyzes) the planner would otherwise read every
+      // due row and sort them, for every batch.
+      await sql`SET LOCAL enable_bitmapscan = off`.execute(db);
+      await sql`SET LOCAL enable_sort = off`.execute(db);
       const { rows } = await sql<ClaimedDelivery>`
         WITH due AS (
-          SELECT d.id FROM webhook_deliveries d
+          SELECT d.id, d.account_id, d.attempt_count, d.attempt_started_at FROM webhook_deliveries d
           JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
           WHERE d.state = 'pending' AND d.next_attempt_at <= ${now}
+            AND (d.leased_until IS NULL OR d.leased_until <= ${now})
             AND (d.first_attempt_done OR d.subject_id IS NULL OR NOT EXISTS (
               SELECT 1 FROM webhook_deliveries p
               WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending'
@@ -200,13 +199,15 @@ export function webhookQueries(db: Executor) {
         ), claimed AS (
           UPDATE webhook_deliveries w
           SET attempt_count = w.attempt_count + 1, round_attempts = w.round_attempts + 1,
-              next_attempt_at = ${leaseUntil}, updated_at = ${now}
+              leased_until = ${leaseUntil}, attempt_started_at = ${now}, updated_at = ${now}
           FROM due WHERE w.id = due.id
           RETURNING w.id, w.account_id, w.endpoint_id, w.event_type, w.subject_id, w.body, w.attempt_count,
-                    w.round_attempts, w.first_attempt_done
-        ), started AS (
+                    w.round_attempts, w.first_attempt_done, w.leased_until AS lease_until,
+                    w.attempt_started_at AS started_at
+        ), cut_off AS (
           INSERT INTO webhook_attempts (delivery_id, number, account_id, started_at)
-          SELECT id, attempt_count, account_id, ${now} FROM claimed
+          SELECT id, attempt_count, account_id, attempt_started_at FROM due WHERE attempt_started_at IS NOT NULL
+          ON CONFLICT (delivery_id, number) DO NOTHING
         )
         SELECT c.*, e.url, e.secret_encrypted, e.previous_secret_encrypted, e.previous_secret_expires_at
         FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id
@@ -214,42 +215,75 @@ export function webhookQueries(db: Executor) {
       return rows;
     },
 
-    /** Writes how each attempt ended (one statement for the whole batch). */
-    async finishAttempts(results: FinishedAttempt[]) {
-      if (results.length === 0) return;
-      const values = results.map(
-        (r) =>
-          sql`(${r.accountId}::uuid, ${r.deliveryId}::uuid, ${r.number}::int, ${r.finishedAt}::timestamptz, ${r.statusCode}::int, ${r.latencyMs}::int, ${r.error}::text, ${r.responseExcerpt}::text)`,
-      );
-      await sql`
-        UPDATE webhook_attempts a
-        SET finished_at = v.finished_at, status_code = v.status_code, latency_ms = v.latency_ms, error = v.error,
-            response_excerpt = v.response_excerpt
-        FROM (VALUES ${sql.join(values)})
-          AS v(account_id, delivery_id, number, finished_at, status_code, latency_ms, error, response_excerpt)
-        WHERE a.account_id = v.account_id AND a.delivery_id = v.delivery_id AND a.number = v.number
-      `.execute(db);
+    /** Writes a batch of ended attempts in one statement (over the unfinished record of one cut off meanwhile). */
+    async recordAttempts(attempts: EndedAttempt[]) {
+      if (attempts.length === 0) return;
+      await db
+        .insertInto('webhook_attempts')
+        .values(
+          attempts.map((a) => ({
+            account_id: a.accountId,
+            delivery_id: a.deliveryId,
+            number: a.number,
+            started_at: a.startedAt,
+            finished_at: a.finishedAt,
+            status_code: a.statusCode,
+            latency_ms: a.latencyMs,
+            error: a.error,
+            response_excerpt: a.responseExcerpt,
+          })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['delivery_id', 'number']).doUpdateSet((eb) => ({
+            finished_at: eb.ref('excluded.finished_at'),
+            status_code: eb.ref('excluded.status_code'),
+            latency_ms: eb.ref('excluded.latency_ms'),
+            error: eb.ref('excluded.error'),
+            response_excerpt: eb.ref('excluded.response_excerpt'),
+          })),
+        )
+        .execute();
     },
 
     /**
-     * Moves each delivery on after its attempt (succeeded, abandoned, or pending until its retry), unless another
-     * dispatcher took it meanwhile (its lease ran out). Answers the ids settled.
+     * Marks delivered the deliveries still under the lease their attempts were claimed with (not stopped, redelivered,
+     * or taken again by another dispatcher meanwhile). One statement for a batch; answers the ids settled.
      */
-    async settleDeliveries(settled: SettledDelivery[]): Promise<string[]> {
-      if (settled.length === 0) return [];
-      const values = settled.map(
-        (r) =>
-          sql`(${r.accountId}::uuid, ${r.deliveryId}::uuid, ${r.attemptCount}::int, ${r.state}::text, ${r.nextAttemptAt}::timestamptz, ${r.at}::timestamptz)`,
-      );
-      const { rows } = await sql<{ id: string }>`
-        UPDATE webhook_deliveries d
-        SET state = v.state, next_attempt_at = v.next_attempt_at, first_attempt_done = true, updated_at = v.at
-        FROM (VALUES ${sql.join(values)}) AS v(account_id, delivery_id, attempt_count, state, next_attempt_at, at)
-        WHERE d.account_id = v.account_id AND d.id = v.delivery_id AND d.attempt_count = v.attempt_count
-          AND d.state = 'pending'
-        RETURNING d.id
-      `.execute(db);
+    async settleSucceeded(ids: string[], leaseUntil: Date, at: Date): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const rows = await db
+        .updateTable('webhook_deliveries')
+        .set({
+          state: 'succeeded',
+          next_attempt_at: null,
+          leased_until: null,
+          attempt_started_at: null,
+          first_attempt_done: true,
+          updated_at: at,
+        })
+        .where('id', 'in', ids)
+        .where('leased_until', '=', leaseUntil)
+        .returning('id')
+        .execute();
       return rows.map((row) => row.id);
+    },
+
+    /** A failed attempt's delivery waits for its retry or is abandoned, if still under the attempt's lease. */
+    async settleFailed(
+      accountId: string,
+      id: string,
+      leaseUntil: Date,
+      changes: { state: 'pending' | 'abandoned'; next_attempt_at: Date | null; updated_at: Date },
+    ): Promise<boolean> {
+      const row = await db
+        .updateTable('webhook_deliveries')
+        .set({ ...changes, leased_until: null, attempt_started_at: null, first_attempt_done: true })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('leased_until', '=', leaseUntil)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
     },
 
     /** A delivery ends without its retries (its endpoint is disabled). */
@@ -279,7 +313,14 @@ export function webhookQueries(db: Executor) {
     redeliver(accountId: string, endpointId: string, id: string, now: Date) {
       return db
         .updateTable('webhook_deliveries')
-        .set({ state: 'pending', round_attempts: 0, next_attempt_at: now, first_attempt_done: true, updated_at: now })
+        .set({
+          state: 'pending',
+          round_attempts: 0,
+          next_attempt_at: now,
+          leased_until: null,
+          first_attempt_done: true,
+          updated_at: now,
+        })
         .where('account_id', '=', accountId)
         .where('endpoint_id', '=', endpointId)
         .where('id', '=', id)
@@ -291,7 +332,14 @@ export function webhookQueries(db: Executor) {
     redeliverSince(accountId: string, endpointId: string, since: Date, now: Date) {
       return db
         .updateTable('webhook_deliveries')
-        .set({ state: 'pending', round_attempts: 0, next_attempt_at: now, first_attempt_done: true, updated_at: now })
+        .set({
+          state: 'pending',
+          round_attempts: 0,
+          next_attempt_at: now,
+          leased_until: null,
+          first_attempt_done: true,
+          updated_at: now,
+        })
         .where('account_id', '=', accountId)
         .where('endpoint_id', '=', endpointId)
         .where('state', 'in', ['failed', 'abandoned'])

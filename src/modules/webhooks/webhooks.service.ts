@@ -24,9 +24,8 @@ import type {
   ClaimedDelivery,
   DeliveryRow,
   EndpointRow,
-  FinishedAttempt,
+  EndedAttempt,
   NewDelivery,
-  SettledDelivery,
   WebhooksRepo,
   WebhooksTx,
 } from './webhooks.repo.js';
@@ -67,7 +66,7 @@ export interface WebhooksDeps {
 
 const isWebhookEvent = (type: string): type is WebhookEventType =>
   (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
-const attemptSucceeded = (attempt: FinishedAttempt) =>
+const attemptSucceeded = (attempt: EndedAttempt) =>
   attempt.error === null && attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
 const hmacHex = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('hex');
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
@@ -197,10 +196,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   /** Each endpoint's failure streak after a batch of its attempts (in the order they ended); the 10th failure in a row disables it. */
-  async function countStreaks(
-    tx: WebhooksTx,
-    outcomes: Array<{ delivery: ClaimedDelivery; attempt: FinishedAttempt }>,
-  ) {
+  async function countStreaks(tx: WebhooksTx, outcomes: Array<{ delivery: ClaimedDelivery; attempt: EndedAttempt }>) {
     const byEndpoint = new Map<string, typeof outcomes>();
     for (const outcome of outcomes) {
       const key = outcome.delivery.endpoint_id;
@@ -211,7 +207,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const endpoint = await tx.findEndpointForUpdate(accountId, endpointId);
       if (!endpoint) continue;
       let streak = endpoint.failure_streak;
-      let disabledBy: FinishedAttempt | undefined;
+      let disabledBy: EndedAttempt | undefined;
       for (const { attempt } of ended.sort((a, b) => a.attempt.finishedAt.getTime() - b.attempt.finishedAt.getTime())) {
         streak = attemptSucceeded(attempt) ? 0 : streak + 1;
         if (endpoint.enabled && !disabledBy && streak >= AUTO_DISABLE_AFTER) disabledBy = attempt;
@@ -289,7 +285,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   /** Sends one claimed attempt; never throws (a failure is the attempt's result). */
-  async function send(delivery: ClaimedDelivery): Promise<FinishedAttempt> {
+  async function send(delivery: ClaimedDelivery): Promise<EndedAttempt> {
     const { t, header } = await signatureFor(delivery, delivery.body, clock.now());
     const result = await http().post(
       delivery.url,
@@ -307,6 +303,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       accountId: delivery.account_id,
       deliveryId: delivery.id,
       number: delivery.attempt_count,
+      startedAt: delivery.started_at,
       finishedAt: clock.now(),
       statusCode: result.statusCode,
       latencyMs: result.latencyMs,
@@ -315,34 +312,44 @@ export function createWebhooksService(deps: WebhooksDeps) {
     };
   }
 
-  /** The delivery's next state after an attempt: done, abandoned after the last retry, or due again after a wait. */
-  function settlementOf(delivery: ClaimedDelivery, attempt: FinishedAttempt): SettledDelivery {
-    const settled = {
-      accountId: delivery.account_id,
-      deliveryId: delivery.id,
-      attemptCount: delivery.attempt_count,
-      at: attempt.finishedAt,
-    };
-    if (attemptSucceeded(attempt)) return { ...settled, state: 'succeeded', nextAttemptAt: null };
-    const delay = RETRY_DELAYS_SECONDS[delivery.round_attempts - 1];
-    if (delay === undefined) return { ...settled, state: 'abandoned', nextAttemptAt: null };
-    return { ...settled, state: 'pending', nextAttemptAt: new Date(attempt.finishedAt.getTime() + delay * 1000) };
-  }
-
-  /** One batch: claims due deliveries, sends them (at most the configured number at once), records the results. */
-  async function dispatchBatch(limit: number, parallel: number): Promise<{ attempted: number }> {
-    const now = clock.now();
-    const claimed = await repo.claimDue(now, limit, new Date(now.getTime() + ATTEMPT_LEASE_MS));
-    if (claimed.length === 0) return { attempted: 0 };
-    const attempts = await mapConcurrently(claimed, parallel, send);
+  /**
+   * Records a batch of ended attempts and moves their deliveries on in one transaction: delivered; due again after
+   * the retry's wait; or abandoned after the last retry. The endpoints' failure streaks count them in the order they
+   * ended.
+   */
+  async function settle(claimed: ClaimedDelivery[], attempts: EndedAttempt[]) {
+    const settledAt = clock.now();
     await repo.transaction(async (tx) => {
-      await tx.finishAttempts(attempts);
-      await tx.settleDeliveries(claimed.map((delivery, i) => settlementOf(delivery, attempts[i]!)));
+      await tx.recordAttempts(attempts);
+      const delivered = new Map<number, string[]>();
+      for (const [i, delivery] of claimed.entries()) {
+        const attempt = attempts[i]!;
+        if (attemptSucceeded(attempt)) {
+          const lease = delivery.lease_until.getTime();
+          delivered.set(lease, [...(delivered.get(lease) ?? []), delivery.id]);
+          continue;
+        }
+        const delay = RETRY_DELAYS_SECONDS[delivery.round_attempts - 1];
+        await tx.settleFailed(delivery.account_id, delivery.id, delivery.lease_until, {
+          state: delay === undefined ? 'abandoned' : 'pending',
+          next_attempt_at: delay === undefined ? null : new Date(attempt.finishedAt.getTime() + delay * 1000),
+          updated_at: attempt.finishedAt,
+        });
+      }
+      for (const [lease, ids] of delivered) await tx.settleSucceeded(ids, new Date(lease), settledAt);
       await countStreaks(
         tx,
         claimed.map((delivery, i) => ({ delivery, attempt: attempts[i]! })),
       );
     });
+  }
+
+  /** One batch: claims due deliveries, sends them (`parallel` at once), records the results. */
+  async function dispatchBatch(limit: number, parallel: number): Promise<{ attempted: number }> {
+    const now = clock.now();
+    const claimed = await repo.transaction((tx) => tx.claimDue(now, limit, new Date(now.getTime() + ATTEMPT_LEASE_MS)));
+    if (claimed.length === 0) return { attempted: 0 };
+    await settle(claimed, await mapConcurrently(claimed, parallel, send));
     return { attempted: claimed.length };
   }
 

@@ -51,6 +51,8 @@ export interface WebhookDeliveriesTable {
   round_attempts: Generated<number>;
   next_attempt_at: Date | null;
   first_attempt_done: Generated<boolean>;
+  leased_until: Date | null;
+  attempt_started_at: Date | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
