@@ -15,7 +15,7 @@
  *    maxConcurrency TARGET; the calls in flight sampled every 20 ms: mean and peak against the target.
  *
  * Env: GATE_CONTACTS (5000), QUEUED (100000; 1000000 on PostgreSQL if you have the time), CLAIMS (300), CALLS (200),
- * TARGET (20).
+ * TARGET (20), SKIP_CONCURRENCY=1 (parts 1 and 2 only), ONLY_CONCURRENCY=1 (part 3 only).
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -233,15 +233,20 @@ async function concurrency() {
         await sleep(20);
       }
     })();
-    await waitForStats(
-      kit.t,
-      callAccount.user,
-      run.id,
-      (s) => s.status === 'completed' || s.contacts.finished >= CALLS,
-      'the concurrency campaign',
-    );
-    done = true;
-    await sampler;
+    try {
+      await waitForStats(
+        kit.t,
+        callAccount.user,
+        run.id,
+        (s) => s.status === 'completed' || s.contacts.finished >= CALLS,
+        'the concurrency campaign',
+        3_600_000,
+      );
+    } finally {
+      // The sampler stops before the database closes, whatever happened.
+      done = true;
+      await sampler;
+    }
     const seconds = (performance.now() - started) / 1000;
     const busy = samples.slice(Math.floor(samples.length * 0.1), Math.floor(samples.length * 0.8));
     const mean = busy.reduce((a, b) => a + b, 0) / Math.max(1, busy.length);
@@ -254,6 +259,6 @@ async function concurrency() {
   }
 }
 
-await main();
+if (process.env.ONLY_CONCURRENCY !== '1') await main();
 if (process.env.SKIP_CONCURRENCY !== '1') await concurrency();
 console.log(`load average at end: ${load()}`);

@@ -58,8 +58,9 @@ export async function waitForStats(
   campaignId: string,
   done: (stats: any) => boolean,
   what = 'the campaign',
+  timeoutMs = 270_000,
 ) {
-  const deadline = Date.now() + 270_000;
+  const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (let polls = 0; Date.now() < deadline; polls++) {
     last = await api(t, who).ok('GET', `/campaigns/${campaignId}/stats`);
