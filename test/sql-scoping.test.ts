@@ -199,6 +199,22 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
       },
     ]),
   'webhooks.settleSucceeded': (q) => q.settleSucceeded([ID], new Date(), new Date()),
+  'campaigns.settleContacts': (q) => q.settleContacts(ACCOUNT, ID, [{ contactId: ID, state: 'in_call', attempts: 1 }]),
+  'campaigns.decideAttempts': (q) =>
+    q.decideAttempts(ACCOUNT, [
+      {
+        id: ID,
+        campaignId: ID,
+        contactId: ID,
+        number: 1,
+        decision: 'allow',
+        status: 'dialed',
+        fromNumber: '+1',
+        at: new Date(),
+      },
+    ]),
+  'campaigns.setAttemptCalls': (q) => q.setAttemptCalls(ACCOUNT, [{ attemptId: ID, callId: ID }]),
+  'campaigns.countUpMany': (q) => q.countUpMany(ACCOUNT, ID, 'denial', new Map([['dnc_listed', 2]])),
   'catalog.replaceRates': (q) =>
     q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02' }], new Date()),
 };

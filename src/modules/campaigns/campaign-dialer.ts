@@ -1,9 +1,9 @@
 /**
  * The dialer: a running campaign's worker loop. Each tick claims due contacts (SKIP LOCKED, so dialers never share
- * one), gates each, and places the allowed ones through the calls engine, in one transaction per contact with its
- * attempt row: the attempt's key (campaign, contact, attempt number) means a retried job, a restart or a second
- * worker never dials the same attempt twice, and a dialer that dies between claim and dial leaves a claim that goes
- * back to the queue. When a call ends, its outcome is recorded on the attempt, the aggregates move, the contact is
+ * one), gathers the gate's facts for the batch (a few queries), gates each, and places the allowed ones through the
+ * calls engine, in one transaction per batch with its attempt rows: the attempt's key (campaign, contact, attempt
+ * number) means a retried job, a restart or a second worker never dials the same attempt twice, and a dialer that dies
+ * between claim and dial leaves a claim that goes back to the queue. When a call ends, its outcome is recorded on the attempt, the aggregates move, the contact is
  * retried or finished, and the abandon rate is checked (the compliance pause and the pace governor).
  */
 import type { Logger } from 'pino';
@@ -12,7 +12,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { nextWindowStart } from './calling-window.js';
 import { gate, zonesOf, type GateFacts } from './campaign-gate.js';
-import type { CampaignRow, CampaignsRepo, CampaignsTx } from './campaigns.repo.js';
+import type { CampaignRow, CampaignsRepo, CampaignsTx, ContactSettlement } from './campaigns.repo.js';
 import type {
   AgentsForCampaigns,
   CallsForCampaigns,
@@ -122,8 +122,13 @@ export function createCampaignDialer(deps: DialerDeps) {
 
   async function gateFacts(campaign: CampaignRow, claimed: Array<{ contact_id: string; attempts: number }>, now: Date) {
     const ids = claimed.map((c) => c.contact_id);
-    const [rows, inCall, history] = await Promise.all([
-      contacts.forDialer(campaign.account_id, ids),
+    const rows = await contacts.forDialer(campaign.account_id, ids);
+    const [listed, inCall, history] = await Promise.all([
+      // Read at the moment of the dial, the batch's numbers at once: a number listed a second ago is not called.
+      dnc.listedAmong(
+        campaign.account_id,
+        rows.map((row) => row.phone),
+      ),
       calls.contactsInCall(campaign.account_id, ids),
       repo.contactHistory(
         campaign.account_id,
@@ -137,12 +142,10 @@ export function createCampaignDialer(deps: DialerDeps) {
     const facts = new Map<string, GateFacts>();
     for (const { contact_id, attempts } of claimed) {
       const contact = byId.get(contact_id) ?? null;
-      // Read at the moment of the dial: a number listed a second ago is not called.
-      const dncListed = contact ? await dnc.isListed(campaign.account_id, contact.phone) : false;
       const past = historyById.get(contact_id);
       facts.set(contact_id, {
         contact,
-        dncListed,
+        dncListed: contact !== null && listed.has(contact.phone),
         inCall: inCall.has(contact_id),
         dialsLast24h: Number(past?.recent ?? 0),
         recentlyAbandoned: Number(past?.abandoned ?? 0) > 0,
@@ -197,91 +200,90 @@ export function createCampaignDialer(deps: DialerDeps) {
       if (claimed.length === 0) break;
       const decidedAt = clock.now();
       const facts = await gateFacts(campaign, claimed, decidedAt);
-      const firstTurn = await repo.takeNumberTurns(accountId, campaignId, claimed.length);
-      let turn = firstTurn;
-      let stopped = false;
-      for (const { contact_id } of claimed) {
-        if (stopped) {
-          await repo.setContact(accountId, campaignId, contact_id, { state: 'pending', claimed_at: null });
-          continue;
-        }
+      const decisions = claimed.map(({ contact_id }) => {
         const fact = facts.get(contact_id)!;
-        const decision = gate(
-          fact,
-          { schedule: campaign.schedule, maxAttemptsPerContact: campaign.max_attempts_per_contact, config },
-          decidedAt,
-        );
-        const caller = from[turn++ % from.length]!;
-        await repo.transaction(async (tx) => {
-          // The campaign row is locked for each dial, so dial passes of one campaign take turns here: a pass that
-          // started before a pause or cancel dials nothing more, and two passes together never exceed the limit.
-          const current = await tx.findForUpdate(accountId, campaignId);
-          if (
-            current?.status !== 'running' ||
-            (decision.allow && (await tx.inFlight(accountId, campaignId)) >= concurrencyOf(current))
-          ) {
-            stopped = true;
-            await tx.setContact(accountId, campaignId, contact_id, { state: 'pending', claimed_at: null });
-            return;
+        const rules = {
+          schedule: campaign!.schedule,
+          maxAttemptsPerContact: campaign!.max_attempts_per_contact,
+          config,
+        };
+        return { contactId: contact_id, fact, decision: gate(fact, rules, decidedAt) };
+      });
+      // One transaction for the batch, with the campaign's row locked: dial passes of one campaign take turns here, a
+      // pass that started before a pause or cancel dials nothing, and two passes together never exceed the limit.
+      const stop = await repo.transaction(async (tx) => {
+        const current = await tx.findForUpdate(accountId, campaignId);
+        const running = current?.status === 'running';
+        let room = running ? concurrencyOf(current) - (await tx.inFlight(accountId, campaignId)) : 0;
+        const toDecide: typeof decisions = [];
+        const released: string[] = [];
+        for (const entry of decisions) {
+          // Contacts the pass cannot take now (no room left, or the campaign stopped) go back to the queue.
+          if (!running || (entry.decision.allow && room <= 0)) released.push(entry.contactId);
+          else {
+            if (entry.decision.allow) room--;
+            toDecide.push(entry);
           }
-          const attemptId = await tx.decideAttempt(accountId, {
+        }
+        const dialing = toDecide.filter((entry) => entry.decision.allow);
+        let turn = dialing.length > 0 ? await tx.takeNumberTurns(accountId, campaignId, dialing.length) : 0;
+        const callers = new Map(dialing.map((entry) => [entry.contactId, from[turn++ % from.length]!]));
+        const attemptIds = await tx.decideAttempts(
+          accountId,
+          toDecide.map(({ contactId, fact, decision }) => ({
             id: newId(),
             campaignId,
-            contactId: contact_id,
+            contactId,
             number: fact.attemptNumber,
             decision: decision.allow ? 'allow' : decision.reason,
             status: decision.allow ? 'dialed' : 'denied',
-            fromNumber: decision.allow ? caller.number : null,
+            fromNumber: callers.get(contactId)?.number ?? null,
             at: decidedAt,
-          });
-          if (attemptId === null) {
+          })),
+        );
+        const settled: ContactSettlement[] = released.map((contactId) => ({
+          contactId,
+          state: 'pending',
+        }));
+        const denials = new Map<string, number>();
+        const links: Array<{ attemptId: string; callId: string }> = [];
+        let finished = 0;
+        for (const { contactId, fact, decision } of toDecide) {
+          const attemptId = attemptIds.get(contactId);
+          if (attemptId === undefined) {
             // Already dialled by another dialer or an earlier run: the call's end moves the contact on.
-            await tx.setContact(accountId, campaignId, contact_id, {
-              state: 'in_call',
-              attempts: fact.attemptNumber,
-              claimed_at: null,
-            });
-            return;
-          }
-          if (!decision.allow) {
+            settled.push({ contactId, state: 'in_call', attempts: fact.attemptNumber });
+          } else if (!decision.allow) {
             result.denied++;
-            await tx.countUp(accountId, campaignId, 'denial', decision.reason);
-            if (decision.retryAt) {
-              await tx.setContact(accountId, campaignId, contact_id, {
-                state: 'pending',
-                next_attempt_at: decision.retryAt,
-                claimed_at: null,
-                last_outcome: `denied: ${decision.reason}`,
-              });
-            } else {
-              await tx.setContact(accountId, campaignId, contact_id, {
-                state: 'done',
-                claimed_at: null,
-                last_outcome: `denied: ${decision.reason}`,
-              });
-              await tx.addStats(accountId, campaignId, { contacts_done: 1 });
+            denials.set(decision.reason, (denials.get(decision.reason) ?? 0) + 1);
+            const lastOutcome = `denied: ${decision.reason}`;
+            if (decision.retryAt)
+              settled.push({ contactId, state: 'pending', nextAttemptAt: decision.retryAt, lastOutcome });
+            else {
+              settled.push({ contactId, state: 'done', lastOutcome });
+              finished++;
             }
-            return;
+          } else {
+            const placed = await calls.placeCampaignCall(tx, accountId, {
+              agentId: campaign!.agent_id,
+              contactId,
+              campaignId,
+              fromNumber: callers.get(contactId)!.number,
+              toNumber: fact.contact!.phone,
+            });
+            links.push({ attemptId, callId: placed.callId });
+            settled.push({ contactId, state: 'in_call', attempts: fact.attemptNumber });
+            result.dialed++;
           }
-          const placed = await calls.placeCampaignCall(tx, accountId, {
-            agentId: campaign!.agent_id,
-            contactId: contact_id,
-            campaignId,
-            fromNumber: caller.number,
-            toNumber: fact.contact!.phone,
-          });
-          await tx.setAttemptCall(accountId, attemptId, placed.callId);
-          await tx.setContact(accountId, campaignId, contact_id, {
-            state: 'in_call',
-            attempts: fact.attemptNumber,
-            claimed_at: null,
-          });
-          await tx.addStats(accountId, campaignId, { dialed: 1 });
-          result.dialed++;
-        });
-      }
+        }
+        await tx.setAttemptCalls(accountId, links);
+        await tx.settleContacts(accountId, campaignId, settled);
+        await tx.countUpMany(accountId, campaignId, 'denial', denials);
+        await tx.addStats(accountId, campaignId, { dialed: links.length, contacts_done: finished });
+        return released.length > 0;
+      });
       campaign = (await repo.find(accountId, campaignId))!;
-      if (stopped || campaign.status !== 'running') break;
+      if (stop || campaign.status !== 'running') break;
     }
     return result;
   }

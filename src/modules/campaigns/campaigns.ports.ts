@@ -7,7 +7,7 @@ import type { NumbersService } from '../numbers/numbers.service.js';
 
 export type AgentsForCampaigns = Pick<AgentsService, 'forCall'>;
 export type ContactsForCampaigns = Pick<ContactsService, 'forDialer' | 'membersOfListsQuery'>;
-export type DncForCampaigns = Pick<DncService, 'isListed'>;
+export type DncForCampaigns = Pick<DncService, 'listedAmong'>;
 export type NumbersForCampaigns = Pick<NumbersService, 'forCampaign' | 'callerNumber'>;
 export type CallsForCampaigns = Pick<
   CallsService,

@@ -6,6 +6,14 @@ import type { CampaignStatsTable, CampaignStatus, CampaignsTable } from './campa
 
 export type NewCampaign = Omit<Insertable<CampaignsTable>, 'account_id'>;
 export type CampaignChanges = Omit<Updateable<CampaignsTable>, 'id' | 'account_id' | 'created_at'>;
+/** Where a dial pass leaves a contact it claimed. */
+export interface ContactSettlement {
+  contactId: string;
+  state: 'pending' | 'in_call' | 'done';
+  attempts?: number;
+  nextAttemptAt?: Date;
+  lastOutcome?: string;
+}
 type StatColumn = Exclude<keyof CampaignStatsTable, 'campaign_id' | 'account_id' | 'cost_usd'>;
 
 export function campaignQueries(db: Executor) {
@@ -142,12 +150,38 @@ export function campaignQueries(db: Executor) {
     },
 
     /**
-     * Records the gate's decision on the attempt (campaign, contact, number). An attempt already dialled is never
-     * taken again: answers null then. A denied one may be decided again.
+     * Settles a dial pass's contacts in one statement: each row's state, and (when given) its attempts, next attempt
+     * and last outcome; the claim is cleared.
      */
-    async decideAttempt(
+    async settleContacts(accountId: string, campaignId: string, rows: readonly ContactSettlement[]) {
+      if (rows.length === 0) return;
+      await sql`
+        UPDATE campaign_contacts AS cc SET
+          state = v.state,
+          claimed_at = NULL,
+          attempts = COALESCE(v.attempts, cc.attempts),
+          next_attempt_at = COALESCE(v.next_attempt_at, cc.next_attempt_at),
+          last_outcome = COALESCE(v.last_outcome, cc.last_outcome)
+        FROM unnest(
+          ${rows.map((r) => r.contactId)}::uuid[],
+          ${rows.map((r) => r.state)}::text[],
+          ${rows.map((r) => r.attempts ?? null)}::int[],
+          ${rows.map((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
+          ${rows.map((r) => r.lastOutcome ?? null)}::text[]
+        ) AS v(contact_id, state, attempts, next_attempt_at, last_outcome)
+        WHERE cc.account_id = ${accountId} AND cc.campaign_id = ${campaignId} AND cc.contact_id = v.contact_id`.execute(
+        db,
+      );
+    },
+
+    /**
+     * Records the gate's decisions of a dial pass, one row per attempt (campaign, contact, number), in one statement.
+     * An attempt already dialled is never taken again: its contact is missing from the answer. A denied one may be
+     * decided again. Answers the attempt id of each contact whose decision was recorded.
+     */
+    async decideAttempts(
       accountId: string,
-      attempt: {
+      attempts: ReadonlyArray<{
         id: string;
         campaignId: string;
         contactId: string;
@@ -156,45 +190,48 @@ export function campaignQueries(db: Executor) {
         status: 'denied' | 'dialed';
         fromNumber: string | null;
         at: Date;
-      },
-    ): Promise<string | null> {
-      const row = await db
+      }>,
+    ): Promise<Map<string, string>> {
+      if (attempts.length === 0) return new Map();
+      const rows = await db
         .insertInto('campaign_attempts')
-        .values({
-          id: attempt.id,
-          account_id: accountId,
-          campaign_id: attempt.campaignId,
-          contact_id: attempt.contactId,
-          attempt_number: attempt.number,
-          status: attempt.status,
-          decision: attempt.decision,
-          decided_at: attempt.at,
-          from_number: attempt.fromNumber,
-        })
+        .values(
+          attempts.map((attempt) => ({
+            id: attempt.id,
+            account_id: accountId,
+            campaign_id: attempt.campaignId,
+            contact_id: attempt.contactId,
+            attempt_number: attempt.number,
+            status: attempt.status,
+            decision: attempt.decision,
+            decided_at: attempt.at,
+            from_number: attempt.fromNumber,
+          })),
+        )
         .onConflict((oc) =>
           oc
             .columns(['campaign_id', 'contact_id', 'attempt_number'])
-            .doUpdateSet({
-              status: attempt.status,
-              decision: attempt.decision,
-              decided_at: attempt.at,
-              from_number: attempt.fromNumber,
-            })
+            .doUpdateSet((eb) => ({
+              status: eb.ref('excluded.status'),
+              decision: eb.ref('excluded.decision'),
+              decided_at: eb.ref('excluded.decided_at'),
+              from_number: eb.ref('excluded.from_number'),
+            }))
             .where('campaign_attempts.status', '=', 'denied')
             .where('campaign_attempts.account_id', '=', accountId),
         )
-        .returning('id')
-        .executeTakeFirst();
-      return row?.id ?? null;
+        .returning(['contact_id', 'id'])
+        .execute();
+      return new Map(rows.map((row) => [row.contact_id, row.id]));
     },
 
-    setAttemptCall(accountId: string, attemptId: string, callId: string) {
-      return db
-        .updateTable('campaign_attempts')
-        .set({ call_id: callId })
-        .where('account_id', '=', accountId)
-        .where('id', '=', attemptId)
-        .execute();
+    /** Links each dialled attempt to its call, in one statement. */
+    async setAttemptCalls(accountId: string, links: ReadonlyArray<{ attemptId: string; callId: string }>) {
+      if (links.length === 0) return;
+      await sql`
+        UPDATE campaign_attempts AS a SET call_id = v.call_id
+        FROM unnest(${links.map((l) => l.attemptId)}::uuid[], ${links.map((l) => l.callId)}::uuid[]) AS v(id, call_id)
+        WHERE a.account_id = ${accountId} AND a.id = v.id`.execute(db);
     },
 
     attemptOfCall(accountId: string, callId: string) {
@@ -329,6 +366,27 @@ export function campaignQueries(db: Executor) {
         .values({ campaign_id: campaignId, account_id: accountId, kind, key, count: 1 })
         .onConflict((oc) =>
           oc.columns(['campaign_id', 'kind', 'key']).doUpdateSet({ count: sql`campaign_counters.count + 1` }),
+        )
+        .execute();
+    },
+
+    /** Adds to several counters of one kind at once (a dial pass's denials by reason). */
+    async countUpMany(
+      accountId: string,
+      campaignId: string,
+      kind: 'denial' | 'disposition',
+      counts: ReadonlyMap<string, number>,
+    ) {
+      if (counts.size === 0) return;
+      await db
+        .insertInto('campaign_counters')
+        .values(
+          [...counts].map(([key, count]) => ({ campaign_id: campaignId, account_id: accountId, kind, key, count })),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(['campaign_id', 'kind', 'key'])
+            .doUpdateSet({ count: sql`campaign_counters.count + excluded.count` }),
         )
         .execute();
     },

@@ -45,6 +45,7 @@ export interface CampaignsDeps {
 const SAFE_WHILE_RUNNING = new Set(['maxConcurrency', 'callsPerMinute', 'schedule', 'stopAt']);
 
 const iso = (value: Date | null) => (value === null ? null : value.toISOString());
+const HOUR = 3600_000;
 
 function retryRules(input: CreateCampaignInput['retryRules'], previous?: RetryRules): RetryRules {
   const rules = {} as RetryRules;
@@ -338,24 +339,34 @@ export function createCampaignsService(deps: CampaignsDeps) {
     async stats(auth: Auth, id: string) {
       const campaign = await requireCampaign(auth, id);
       const now = clock.now();
-      const [stats, counters, figures, dueNow, inFlight] = await Promise.all([
+      // The observed pace: dials of the last hour, or since the start when the campaign is younger.
+      const paceSince = new Date(Math.max(now.getTime() - HOUR, (campaign.started_at ?? now).getTime()));
+      const [stats, counters, figures, dueNow, inFlight, recentDials] = await Promise.all([
         repo.stats(auth.accountId, id),
         repo.counters(auth.accountId, id),
         repo.abandonFigures(auth.accountId, id, windows(now)),
         repo.dueNow(auth.accountId, id, now),
         repo.inFlight(auth.accountId, id),
+        repo.dialedSince(auth.accountId, id, paceSince),
       ]);
       const withRate = (figure: { abandoned: number; liveAnswered: number }) => ({
         ...figure,
         rate: Number(abandonRate(figure).toFixed(6)),
       });
       const remaining = stats.contacts_total - stats.contacts_done;
-      // Projected from the pace of the last hour's dials (or the configured pace before there is any).
+      // Projected at the observed pace (remaining contacts × time per dial in the window), or at the configured pace
+      // while no dial has been observed in the window.
       let projectedCompletionAt: string | null = null;
       if (campaign.status === 'completed') projectedCompletionAt = iso(campaign.completed_at);
       else if (campaign.status === 'running' && remaining > 0) {
-        const perMinute = Math.max(1, Math.min(campaign.calls_per_minute, campaign.max_concurrency * 2));
-        projectedCompletionAt = new Date(now.getTime() + Math.ceil(remaining / perMinute) * 60_000).toISOString();
+        const windowMs = now.getTime() - paceSince.getTime();
+        let remainingMs: number;
+        if (recentDials > 0 && windowMs > 0) remainingMs = Math.ceil((remaining * windowMs) / recentDials);
+        else {
+          const perMinute = Math.max(1, Math.min(campaign.calls_per_minute, campaign.max_concurrency * 2));
+          remainingMs = Math.ceil(remaining / perMinute) * 60_000;
+        }
+        projectedCompletionAt = new Date(now.getTime() + remainingMs).toISOString();
       }
       const byKind = (kind: string) =>
         Object.fromEntries(counters.filter((c) => c.kind === kind).map((c) => [c.key, c.count]));

@@ -34,6 +34,18 @@ export function dncQueries(db: Executor) {
       return row !== undefined;
     },
 
+    /** Of these numbers, the ones on the account's list: one query for a whole batch. */
+    async listedAmong(accountId: string, phonesE164: readonly string[]): Promise<Set<string>> {
+      if (phonesE164.length === 0) return new Set();
+      const rows = await db
+        .selectFrom('dnc_entries')
+        .select('phone_e164')
+        .where('account_id', '=', accountId)
+        .where('phone_e164', 'in', [...new Set(phonesE164)])
+        .execute();
+      return new Set(rows.map((row) => row.phone_e164));
+    },
+
     /** Removes the number; false when it was not listed. */
     async remove(accountId: string, phoneE164: string): Promise<boolean> {
       await lockAccountContacts(db, accountId);

@@ -111,6 +111,11 @@ export function createDncService(deps: DncDeps) {
       return repo.isListed(accountId, phoneE164);
     },
 
+    /** Of these E.164 numbers, the ones on the account's list now: the dialer reads a batch's numbers at once. */
+    async listedAmong(accountId: string, phonesE164: readonly string[]): Promise<Set<string>> {
+      return repo.listedAmong(accountId, phonesE164);
+    },
+
     /**
      * Lists a number the moment someone on a call asks not to be called again, inside the call engine's transaction (so
      * the entry, the contact flag and the call's own event commit together). The system adds it: the event has no actor.
