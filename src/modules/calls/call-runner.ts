@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CallsConfig } from '../../config.js';
-import type { Clock } from '../../lib/clock.js';
+import { timelineOf, type Clock } from '../../lib/clock.js';
 import { encodeWav, mixStereoRecording } from '../../lib/wav.js';
 import type { ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
@@ -65,17 +65,22 @@ export function createCallRunner(deps: RunnerDeps) {
 
   /**
    * Waits until the agent pipeline can take the answered call: a late start (SIM_AGENT_LATE_START_RATE) or no free
-   * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, and whether they gave up first.
+   * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, on the call's own time line, and whether they
+   * gave up first.
    */
-  async function agentReady(callId: string, signal: AbortSignal): Promise<{ waitedMs: number; gaveUp: boolean }> {
+  async function agentReady(
+    callId: string,
+    timeline: Clock,
+    signal: AbortSignal,
+  ): Promise<{ waitedMs: number; gaveUp: boolean }> {
     let waitedMs = 0;
     if (falls(callId, config.simLateStartRate)) {
-      await clock.sleep(config.simLateStartMs, signal);
+      await timeline.sleep(config.simLateStartMs, signal);
       waitedMs += config.simLateStartMs;
     }
     while (config.simAgentSlots > 0 && agentsBusy >= config.simAgentSlots) {
       if (waitedMs >= SILENCE_HANGUP_MS) return { waitedMs, gaveUp: true };
-      await clock.sleep(250, signal);
+      await timeline.sleep(250, signal);
       waitedMs += 250;
     }
     agentsBusy++;
@@ -146,13 +151,16 @@ export function createCallRunner(deps: RunnerDeps) {
       });
     }
     control.line = line;
-    const answeredAt = clock.now();
+    // From the answer on, the call's waits and turn offsets are measured on its own time line: on a virtual clock the
+    // shared time also moves with every other call's sleeps, which would make a call that overlaps others look late.
+    const timeline = timelineOf(clock);
+    const answeredAt = timeline.now();
     await lifecycle.markConnected(accountId, call.id, {
       answeredAt,
       providerCallId: line.providerCallId,
       answeredBy: line.answeredBy,
     });
-    const ready = await agentReady(call.id, signal);
+    const ready = await agentReady(call.id, timeline, signal);
     if (ready.gaveUp) {
       return {
         status: 'completed',
@@ -164,8 +172,10 @@ export function createCallRunner(deps: RunnerDeps) {
         providerCallId: line.providerCallId,
       };
     }
-    // Latency: from the end of the person's greeting (or the answer) until the agent's first words.
-    let greetingEndMs = 0;
+    // Latency: from the end of the person's greeting (or the answer) until the agent's first words. Turn offsets count
+    // from the answer, so an agent that speaks first has the wait in its offset already; a greeting heard after the
+    // wait (the simulation's order) was really said while the person waited, so the wait is added to it.
+    let greetingEndMs: number | null = null;
     let agentLatencyMs: number | null = null;
     let seq = 0;
     let result: ConversationResult;
@@ -173,7 +183,7 @@ export function createCallRunner(deps: RunnerDeps) {
       result = await converse({
         agent,
         line,
-        clock,
+        clock: timeline,
         llm: agentLlm({ accountId, agent, callId: call.id }),
         tts,
         answeredAt,
@@ -183,7 +193,10 @@ export function createCallRunner(deps: RunnerDeps) {
           usage.current = used;
           if (agentLatencyMs === null && turn.speaker === 'caller') greetingEndMs = turn.endMs ?? greetingEndMs;
           if (agentLatencyMs === null && turn.speaker === 'agent')
-            agentLatencyMs = ready.waitedMs + Math.max(0, (turn.startMs ?? 0) - greetingEndMs);
+            agentLatencyMs =
+              greetingEndMs === null
+                ? (turn.startMs ?? 0)
+                : ready.waitedMs + Math.max(0, (turn.startMs ?? 0) - greetingEndMs);
           return lifecycle.recordTurn(accountId, call.id, seq++, turn, used);
         },
       });
