@@ -47,6 +47,12 @@ interface LiveCall {
   done: Promise<void>;
 }
 
+/** A simulated agent slot handed over: the conversation's time line that held it, and when it took it. */
+interface FreedSlot {
+  by: Clock;
+  heldSince: number;
+}
+
 /** A person hearing silence this long after answering hangs up. */
 const SILENCE_HANGUP_MS = 5_000;
 
@@ -60,13 +66,47 @@ export function createCallRunner(deps: RunnerDeps) {
   /** Set when the process stops: it starts no more calls (queued ones wait for another instance or the restart). */
   let stopping = false;
 
-  // Simulated agent capacity (SIM_AGENT_SLOTS): conversations held at once by this process.
+  // Simulated agent capacity (SIM_AGENT_SLOTS): conversations this process holds at once (each by its call's time
+  // line, with the moment it took the slot), and the people waiting for one of them to end, first come first served.
   let agentsBusy = 0;
+  const agentSlots = new Map<Clock, number>();
+  const slotWaiters: Array<(freed: FreedSlot) => void> = [];
+
+  /** A slot is free: it passes to the first person waiting (still counted busy), else it is free. */
+  function passSlotOn(freed: FreedSlot) {
+    const next = slotWaiters.shift();
+    if (next) next(freed);
+    else agentsBusy--;
+  }
+
+  function releaseSlot(timeline: Clock) {
+    const heldSince = agentSlots.get(timeline);
+    if (heldSince === undefined) return;
+    agentSlots.delete(timeline);
+    passSlotOn({ by: timeline, heldSince });
+  }
+
+  /** Waits for a conversation to end and hand its slot over; rejects when the call is ended first. */
+  function slotFreed(signal: AbortSignal): Promise<FreedSlot> {
+    return new Promise((resolve, reject) => {
+      const waiter = (freed: FreedSlot) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(freed);
+      };
+      const onAbort = () => {
+        slotWaiters.splice(slotWaiters.indexOf(waiter), 1);
+        reject(signal.reason);
+      };
+      slotWaiters.push(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
 
   /**
    * Waits until the agent pipeline can take the answered call: a late start (SIM_AGENT_LATE_START_RATE) or no free
    * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, on the call's own time line, and whether they
-   * gave up first.
+   * gave up first. With every slot taken the person waits for a conversation to end: as long as that conversation
+   * went on, on its own time line, after they answered (so the wait does not depend on how fast the process runs).
    */
   async function agentReady(
     callId: string,
@@ -78,12 +118,29 @@ export function createCallRunner(deps: RunnerDeps) {
       await timeline.sleep(config.simLateStartMs, signal);
       waitedMs += config.simLateStartMs;
     }
-    while (config.simAgentSlots > 0 && agentsBusy >= config.simAgentSlots) {
-      if (waitedMs >= SILENCE_HANGUP_MS) return { waitedMs, gaveUp: true };
-      await timeline.sleep(250, signal);
-      waitedMs += 250;
+    if (config.simAgentSlots === 0 || agentsBusy < config.simAgentSlots) {
+      agentsBusy++;
+    } else {
+      const holdersAtAnswer = new Map([...agentSlots].map(([holder]) => [holder, holder.now().getTime()]));
+      const freed = await slotFreed(signal);
+      const since = Math.max(holdersAtAnswer.get(freed.by) ?? freed.heldSince, freed.heldSince);
+      const slotWaitMs = Math.max(0, freed.by.now().getTime() - since);
+      if (waitedMs + slotWaitMs >= SILENCE_HANGUP_MS) {
+        // They hung up before this slot came free: it goes on to the next person waiting.
+        passSlotOn(freed);
+        const silenceMs = Math.max(0, SILENCE_HANGUP_MS - waitedMs);
+        await timeline.sleep(silenceMs, signal);
+        return { waitedMs: waitedMs + silenceMs, gaveUp: true };
+      }
+      try {
+        await timeline.sleep(slotWaitMs, signal);
+      } catch (error) {
+        passSlotOn(freed);
+        throw error;
+      }
+      waitedMs += slotWaitMs;
     }
-    agentsBusy++;
+    agentSlots.set(timeline, timeline.now().getTime());
     return { waitedMs, gaveUp: false };
   }
 
@@ -201,7 +258,7 @@ export function createCallRunner(deps: RunnerDeps) {
         },
       });
     } finally {
-      agentsBusy--;
+      releaseSlot(timeline);
     }
     const recordingStorageKey = await storeRecording(accountId, call.id, result);
     return {

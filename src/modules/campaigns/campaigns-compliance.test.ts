@@ -153,10 +153,17 @@ describe('agents that start 3 s late', () => {
   });
 });
 
-/** Every measured delay is the turn pause plus whole 250 ms waits for an agent slot; over 2 s is abandoned. */
-function assertHonestLatencies(latencies: number[], abandoned: number) {
-  for (const ms of latencies) assert.equal((ms - 400) % 250 === 0 || ms === 5_000, true, `latency ${ms}`);
+/**
+ * A person who did not wait hears the agent after the pause before its first turn, 400 ms, however many calls overlap;
+ * a person who waited for an agent slot over 2 s was abandoned. Answers how many did not wait.
+ */
+function assertHonestLatencies(latencies: number[], abandoned: number): number {
+  assert.ok(
+    latencies.every((ms) => ms >= 400),
+    JSON.stringify(latencies),
+  );
   assert.equal(latencies.filter((ms) => ms > 2_000).length, abandoned);
+  return latencies.filter((ms) => ms === 400).length;
 }
 
 test('without the governor, 8 calls under way for 2 agent slots abandon people and the campaign is paused', (t) =>
@@ -235,7 +242,7 @@ test('the governor keeps the same campaign under 3% over 120 people who answer, 
     // At most the 3 calls under way of its one probe (to 3 calls, after 98 well-answered calls) were abandoned.
     assert.ok(abandoned <= 3, `abandoned ${abandoned}`);
     assert.ok(stats.abandonRate.last30Days.rate < 0.03);
-    assertHonestLatencies(await latenciesOf(kit, campaign.id), abandoned);
+    assert.ok(assertHonestLatencies(await latenciesOf(kit, campaign.id), abandoned) >= 117);
     await assertEachContactCalledOnce(kit.t.infra.database.db, campaign.id, 120);
 
     assert.equal((await ok('GET', `/campaigns/${campaign.id}`)).pause, null);
