@@ -47,10 +47,17 @@ interface LiveCall {
   done: Promise<void>;
 }
 
-/** A simulated agent slot handed over: the conversation's time line that held it, and when it took it. */
-interface FreedSlot {
-  by: Clock;
+/** A simulated agent slot held by a conversation: its call's time line, and when on it the slot was taken. */
+interface AgentSlot {
+  timeline: Clock;
   heldSince: number;
+}
+
+/** A person waiting for a slot: the held slots' times when they answered, how much silence they take, their answer. */
+interface SlotWaiter {
+  marks: Map<AgentSlot, number>;
+  patienceMs: number;
+  settle(freed: AgentSlot | null): void;
 }
 
 /** A person hearing silence this long after answering hangs up. */
@@ -66,32 +73,71 @@ export function createCallRunner(deps: RunnerDeps) {
   /** Set when the process stops: it starts no more calls (queued ones wait for another instance or the restart). */
   let stopping = false;
 
-  // Simulated agent capacity (SIM_AGENT_SLOTS): conversations this process holds at once (each by its call's time
-  // line, with the moment it took the slot), and the people waiting for one of them to end, first come first served.
+  // Simulated agent capacity (SIM_AGENT_SLOTS): the conversations this process holds at once, and the people waiting
+  // for one of them to end, first come first served.
   let agentsBusy = 0;
-  const agentSlots = new Map<Clock, number>();
-  const slotWaiters: Array<(freed: FreedSlot) => void> = [];
+  const agentSlots = new Set<AgentSlot>();
+  const slotWaiters: SlotWaiter[] = [];
 
   /** A slot is free: it passes to the first person waiting (still counted busy), else it is free. */
-  function passSlotOn(freed: FreedSlot) {
+  function passSlotOn(freed: AgentSlot) {
     const next = slotWaiters.shift();
-    if (next) next(freed);
+    if (next) next.settle(freed);
     else agentsBusy--;
   }
 
-  function releaseSlot(timeline: Clock) {
-    const heldSince = agentSlots.get(timeline);
-    if (heldSince === undefined) return;
-    agentSlots.delete(timeline);
-    passSlotOn({ by: timeline, heldSince });
+  function releaseSlot(slot: AgentSlot) {
+    if (agentSlots.delete(slot)) passSlotOn(slot);
   }
 
-  /** Waits for a conversation to end and hand its slot over; rejects when the call is ended first. */
-  function slotFreed(signal: AbortSignal): Promise<FreedSlot> {
+  /**
+   * How long a waiting person has heard silence: as far as any conversation has gone since they answered, each on its
+   * own time line (a conversation that took its slot later counts from then).
+   */
+  function silenceOf(waiter: SlotWaiter, freed?: AgentSlot): number {
+    let silence = 0;
+    for (const slot of new Set([...waiter.marks.keys(), ...agentSlots, ...(freed ? [freed] : [])])) {
+      const since = Math.max(waiter.marks.get(slot) ?? slot.heldSince, slot.heldSince);
+      silence = Math.max(silence, slot.timeline.now().getTime() - since);
+    }
+    return silence;
+  }
+
+  /** A conversation's time moved on: people waiting who have now heard enough silence hang up. */
+  function checkPatience() {
+    for (const waiter of [...slotWaiters]) {
+      if (silenceOf(waiter) < waiter.patienceMs) continue;
+      slotWaiters.splice(slotWaiters.indexOf(waiter), 1);
+      waiter.settle(null);
+    }
+  }
+
+  /** The call's own time line (see Clock.timeline), telling the people waiting for a slot when it moves on. */
+  function callTimeline(): Clock {
+    const own = timelineOf(clock);
+    return {
+      now: () => own.now(),
+      async sleep(ms, signal) {
+        await own.sleep(ms, signal);
+        checkPatience();
+      },
+    };
+  }
+
+  /**
+   * Waits for a slot handed over (null: the person hung up first), with the silence heard until then; rejects when the
+   * call is ended first.
+   */
+  function slotFreed(patienceMs: number, signal: AbortSignal): Promise<{ freed: AgentSlot | null; silenceMs: number }> {
+    const marks = new Map([...agentSlots].map((slot) => [slot, slot.timeline.now().getTime()]));
     return new Promise((resolve, reject) => {
-      const waiter = (freed: FreedSlot) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(freed);
+      const waiter: SlotWaiter = {
+        marks,
+        patienceMs,
+        settle(freed) {
+          signal.removeEventListener('abort', onAbort);
+          resolve({ freed, silenceMs: freed ? silenceOf(waiter, freed) : patienceMs });
+        },
       };
       const onAbort = () => {
         slotWaiters.splice(slotWaiters.indexOf(waiter), 1);
@@ -104,44 +150,46 @@ export function createCallRunner(deps: RunnerDeps) {
 
   /**
    * Waits until the agent pipeline can take the answered call: a late start (SIM_AGENT_LATE_START_RATE) or no free
-   * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, on the call's own time line, and whether they
-   * gave up first. With every slot taken the person waits for a conversation to end: as long as that conversation
-   * went on, on its own time line, after they answered (so the wait does not depend on how fast the process runs).
+   * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, on the call's own time line, whether they gave up
+   * first, and the slot the conversation holds. With every slot taken the person waits for a conversation to end, for
+   * as long as the conversations went on after they answered, each on its own time line: on a virtual clock the wait
+   * does not depend on how fast the process runs.
    */
   async function agentReady(
     callId: string,
     timeline: Clock,
     signal: AbortSignal,
-  ): Promise<{ waitedMs: number; gaveUp: boolean }> {
+  ): Promise<{ waitedMs: number; gaveUp: boolean; slot?: AgentSlot }> {
     let waitedMs = 0;
     if (falls(callId, config.simLateStartRate)) {
       await timeline.sleep(config.simLateStartMs, signal);
       waitedMs += config.simLateStartMs;
     }
-    if (config.simAgentSlots === 0 || agentsBusy < config.simAgentSlots) {
-      agentsBusy++;
-    } else {
-      const holdersAtAnswer = new Map([...agentSlots].map(([holder]) => [holder, holder.now().getTime()]));
-      const freed = await slotFreed(signal);
-      const since = Math.max(holdersAtAnswer.get(freed.by) ?? freed.heldSince, freed.heldSince);
-      const slotWaitMs = Math.max(0, freed.by.now().getTime() - since);
-      if (waitedMs + slotWaitMs >= SILENCE_HANGUP_MS) {
-        // They hung up before this slot came free: it goes on to the next person waiting.
-        passSlotOn(freed);
-        const silenceMs = Math.max(0, SILENCE_HANGUP_MS - waitedMs);
-        await timeline.sleep(silenceMs, signal);
-        return { waitedMs: waitedMs + silenceMs, gaveUp: true };
+    if (config.simAgentSlots > 0 && agentsBusy >= config.simAgentSlots) {
+      const patienceMs = Math.max(0, SILENCE_HANGUP_MS - waitedMs);
+      const began = timeline.now().getTime();
+      const { freed, silenceMs } = await slotFreed(patienceMs, signal);
+      // The silence goes on this call's own time line too: what has not passed on it already (it has on a real clock).
+      const rest = Math.max(0, Math.min(silenceMs, patienceMs) - (timeline.now().getTime() - began));
+      if (!freed || silenceMs >= patienceMs) {
+        // They hung up before a slot came free: the slot goes on to the next person waiting.
+        if (freed) passSlotOn(freed);
+        await timeline.sleep(rest, signal);
+        return { waitedMs: waitedMs + patienceMs, gaveUp: true };
       }
       try {
-        await timeline.sleep(slotWaitMs, signal);
+        await timeline.sleep(rest, signal);
       } catch (error) {
         passSlotOn(freed);
         throw error;
       }
-      waitedMs += slotWaitMs;
+      waitedMs += silenceMs;
+    } else {
+      agentsBusy++;
     }
-    agentSlots.set(timeline, timeline.now().getTime());
-    return { waitedMs, gaveUp: false };
+    const slot = { timeline, heldSince: timeline.now().getTime() };
+    agentSlots.add(slot);
+    return { waitedMs, gaveUp: false, slot };
   }
 
   async function farEndParty(accountId: string, call: CallRecord): Promise<FarEndParty> {
@@ -210,7 +258,7 @@ export function createCallRunner(deps: RunnerDeps) {
     control.line = line;
     // From the answer on, the call's waits and turn offsets are measured on its own time line: on a virtual clock the
     // shared time also moves with every other call's sleeps, which would make a call that overlaps others look late.
-    const timeline = timelineOf(clock);
+    const timeline = callTimeline();
     const answeredAt = timeline.now();
     await lifecycle.markConnected(accountId, call.id, {
       answeredAt,
@@ -258,7 +306,7 @@ export function createCallRunner(deps: RunnerDeps) {
         },
       });
     } finally {
-      releaseSlot(timeline);
+      if (ready.slot) releaseSlot(ready.slot);
     }
     const recordingStorageKey = await storeRecording(accountId, call.id, result);
     return {
