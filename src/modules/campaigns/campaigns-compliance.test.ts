@@ -29,14 +29,12 @@ const TWO_AGENT_SLOTS = {
   CALLS_MAX_CONCURRENT_PER_ACCOUNT: '10',
 };
 
-/**
- * Whether calls overlap is a matter of real time: the clock runs 40 times faster than real time (a 15 s conversation
- * takes under half a second), rather than at once, so calls dialled together are in conversation together.
- */
-const SPEEDUP = 40;
-
-async function withApp(env: Record<string, string>, run: (kit: CallsKit) => Promise<void>) {
-  const kit = await startCallsApp({ env, speedup: SPEEDUP });
+async function withApp(
+  env: Record<string, string>,
+  run: (kit: CallsKit) => Promise<void>,
+  options: { speedup?: number } = {},
+) {
+  const kit = await startCallsApp({ env, ...options });
   try {
     await run(kit);
   } finally {
@@ -173,43 +171,49 @@ function assertHonestLatencies(latencies: number[], abandoned: number): number {
 }
 
 test('without the governor, 8 calls under way for 2 agent slots abandon people and the campaign is paused', (t) =>
-  withApp({ ...TWO_AGENT_SLOTS, CAMPAIGN_PACE_GOVERNOR: 'false' }, async (kit) => {
-    const account = await dialingAccount(kit.t, answeringPeople(60));
-    const { ok } = api(kit.t, account.user);
-    const campaign = await ok('POST', '/campaigns', {
-      name: 'Ungoverned',
-      agentId: account.agentId,
-      contactListIds: [account.listId],
-      maxConcurrency: 8,
-      callsPerMinute: 10_000,
-    });
-    await ok('POST', `/campaigns/${campaign.id}/start`);
+  withApp(
+    { ...TWO_AGENT_SLOTS, CAMPAIGN_PACE_GOVERNOR: 'false' },
+    async (kit) => {
+      const account = await dialingAccount(kit.t, answeringPeople(60));
+      const { ok } = api(kit.t, account.user);
+      const campaign = await ok('POST', '/campaigns', {
+        name: 'Ungoverned',
+        agentId: account.agentId,
+        contactListIds: [account.listId],
+        maxConcurrency: 8,
+        callsPerMinute: 10_000,
+      });
+      await ok('POST', `/campaigns/${campaign.id}/start`);
 
-    const stats = await waitForStats(
-      kit.t,
-      account.user,
-      campaign.id,
-      (s) => s.status !== 'running' && s.contacts.inCall === 0,
-    );
-    assert.equal(stats.status, 'paused');
-    assert.equal(stats.abandonRate.paceFactor, 1);
-    const { abandoned, liveAnswered, rate } = stats.abandonRate.last30Days;
-    assert.equal(stats.counts.abandoned, abandoned);
-    assert.equal(stats.counts.liveAnswered, liveAnswered);
-    assert.equal(stats.counts.dialed, liveAnswered);
-    assert.ok(liveAnswered >= 20 && liveAnswered <= 27, `${liveAnswered} live answers: 20, and at most 7 under way`);
-    t.diagnostic(`natural rate: ${abandoned} abandoned of ${liveAnswered} live answers (${rate})`);
-    assert.ok(rate > 0.035, `natural rate ${rate}`);
-    assert.equal(rate, Number((abandoned / liveAnswered).toFixed(6)));
-    assertHonestLatencies(await latenciesOf(kit, campaign.id), abandoned);
+      const stats = await waitForStats(
+        kit.t,
+        account.user,
+        campaign.id,
+        (s) => s.status !== 'running' && s.contacts.inCall === 0,
+      );
+      assert.equal(stats.status, 'paused');
+      assert.equal(stats.abandonRate.paceFactor, 1);
+      const { abandoned, liveAnswered, rate } = stats.abandonRate.last30Days;
+      assert.equal(stats.counts.abandoned, abandoned);
+      assert.equal(stats.counts.liveAnswered, liveAnswered);
+      assert.equal(stats.counts.dialed, liveAnswered);
+      assert.ok(liveAnswered >= 20 && liveAnswered <= 27, `${liveAnswered} live answers: 20, and at most 7 under way`);
+      t.diagnostic(`natural rate: ${abandoned} abandoned of ${liveAnswered} live answers (${rate})`);
+      assert.ok(rate > 0.035, `natural rate ${rate}`);
+      assert.equal(rate, Number((abandoned / liveAnswered).toFixed(6)));
+      assertHonestLatencies(await latenciesOf(kit, campaign.id), abandoned);
 
-    // Paused at the 20th live answer (CAMPAIGN_ABANDON_MIN_LIVE_ANSWERED); the calls then under way still count.
-    const { pause } = await ok('GET', `/campaigns/${campaign.id}`);
-    assert.equal(pause.reason, 'compliance');
-    assert.equal(pause.details.liveAnswered, 20);
-    assert.ok(pause.details.abandoned <= abandoned && pause.details.abandonRate > 0.035, JSON.stringify(pause));
-    assert.equal(pause.details.abandonRate, Number((pause.details.abandoned / 20).toFixed(6)));
-  }));
+      // Paused at the 20th live answer (CAMPAIGN_ABANDON_MIN_LIVE_ANSWERED); the calls then under way still count.
+      const { pause } = await ok('GET', `/campaigns/${campaign.id}`);
+      assert.equal(pause.reason, 'compliance');
+      assert.equal(pause.details.liveAnswered, 20);
+      assert.ok(pause.details.abandoned <= abandoned && pause.details.abandonRate > 0.035, JSON.stringify(pause));
+      assert.equal(pause.details.abandonRate, Number((pause.details.abandoned / 20).toFixed(6)));
+    },
+    // Whether calls overlap is a matter of real time: the clock runs 40 times faster than real time (a 15 s
+    // conversation takes under half a second) rather than at once, so calls dialled together talk together.
+    { speedup: 40 },
+  ));
 
 test('the governor keeps the same campaign under 3% over 120 people who answer, never paused', (t) =>
   withApp(TWO_AGENT_SLOTS, async (kit) => {
