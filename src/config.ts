@@ -127,6 +127,8 @@ export interface CampaignsConfig {
   tickSeconds: number;
   /** Contacts claimed this long ago and not dialled belong to a dialer that died: they go back to the queue. */
   claimTimeoutSeconds: number;
+  /** The abandon-rate governor lowers a campaign's pace; off, campaigns dial at maxConcurrency (the pause still applies). */
+  paceGovernor: boolean;
 }
 
 export interface Config {
@@ -397,6 +399,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       dialBatch: int(env, 'CAMPAIGN_DIAL_BATCH', 20, 1),
       tickSeconds: int(env, 'CAMPAIGN_TICK_SECONDS', 2, 1),
       claimTimeoutSeconds: int(env, 'CAMPAIGN_CLAIM_TIMEOUT_SECONDS', 120, 5),
+      paceGovernor: bool(env, 'CAMPAIGN_PACE_GOVERNOR', true),
     },
     numberMonthlyFeesUsd: pricesByCountry(env, 'NUMBER_MONTHLY_FEES_USD', 'US=1.15,CA=1.15,GB=1.50,*=2.00'),
   };

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CallsConfig } from '../../config.js';
-import type { Clock } from '../../lib/clock.js';
+import { timelineOf, type Clock } from '../../lib/clock.js';
 import { encodeWav, mixStereoRecording } from '../../lib/wav.js';
 import type { ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
@@ -47,6 +47,19 @@ interface LiveCall {
   done: Promise<void>;
 }
 
+/** A simulated agent slot held by a conversation: its call's time line, and when on it the slot was taken. */
+interface AgentSlot {
+  timeline: Clock;
+  heldSince: number;
+}
+
+/** A person waiting for a slot: the held slots' times when they answered, how much silence they take, their answer. */
+interface SlotWaiter {
+  marks: Map<AgentSlot, number>;
+  patienceMs: number;
+  settle(freed: AgentSlot | null): void;
+}
+
 /** A person hearing silence this long after answering hangs up. */
 const SILENCE_HANGUP_MS = 5_000;
 
@@ -60,26 +73,123 @@ export function createCallRunner(deps: RunnerDeps) {
   /** Set when the process stops: it starts no more calls (queued ones wait for another instance or the restart). */
   let stopping = false;
 
-  // Simulated agent capacity (SIM_AGENT_SLOTS): conversations held at once by this process.
+  // Simulated agent capacity (SIM_AGENT_SLOTS): the conversations this process holds at once, and the people waiting
+  // for one of them to end, first come first served.
   let agentsBusy = 0;
+  const agentSlots = new Set<AgentSlot>();
+  const slotWaiters: SlotWaiter[] = [];
+
+  /** A slot is free: it passes to the first person waiting (still counted busy), else it is free. */
+  function passSlotOn(freed: AgentSlot) {
+    const next = slotWaiters.shift();
+    if (next) next.settle(freed);
+    else agentsBusy--;
+  }
+
+  function releaseSlot(slot: AgentSlot) {
+    if (agentSlots.delete(slot)) passSlotOn(slot);
+  }
+
+  /**
+   * How long a waiting person has heard silence: as far as any conversation has gone since they answered, each on its
+   * own time line (a conversation that took its slot later counts from then).
+   */
+  function silenceOf(waiter: SlotWaiter, freed?: AgentSlot): number {
+    let silence = 0;
+    for (const slot of new Set([...waiter.marks.keys(), ...agentSlots, ...(freed ? [freed] : [])])) {
+      const since = Math.max(waiter.marks.get(slot) ?? slot.heldSince, slot.heldSince);
+      silence = Math.max(silence, slot.timeline.now().getTime() - since);
+    }
+    return silence;
+  }
+
+  /** A conversation's time moved on: people waiting who have now heard enough silence hang up. */
+  function checkPatience() {
+    for (const waiter of [...slotWaiters]) {
+      if (silenceOf(waiter) < waiter.patienceMs) continue;
+      slotWaiters.splice(slotWaiters.indexOf(waiter), 1);
+      waiter.settle(null);
+    }
+  }
+
+  /** The call's own time line (see Clock.timeline), telling the people waiting for a slot when it moves on. */
+  function callTimeline(): Clock {
+    const own = timelineOf(clock);
+    return {
+      now: () => own.now(),
+      async sleep(ms, signal) {
+        await own.sleep(ms, signal);
+        checkPatience();
+      },
+    };
+  }
+
+  /**
+   * Waits for a slot handed over (null: the person hung up first), with the silence heard until then; rejects when the
+   * call is ended first.
+   */
+  function slotFreed(patienceMs: number, signal: AbortSignal): Promise<{ freed: AgentSlot | null; silenceMs: number }> {
+    const marks = new Map([...agentSlots].map((slot) => [slot, slot.timeline.now().getTime()]));
+    return new Promise((resolve, reject) => {
+      const waiter: SlotWaiter = {
+        marks,
+        patienceMs,
+        settle(freed) {
+          signal.removeEventListener('abort', onAbort);
+          resolve({ freed, silenceMs: freed ? silenceOf(waiter, freed) : patienceMs });
+        },
+      };
+      const onAbort = () => {
+        slotWaiters.splice(slotWaiters.indexOf(waiter), 1);
+        reject(signal.reason);
+      };
+      slotWaiters.push(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
 
   /**
    * Waits until the agent pipeline can take the answered call: a late start (SIM_AGENT_LATE_START_RATE) or no free
-   * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, and whether they gave up first.
+   * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, on the call's own time line, whether they gave up
+   * first, and the slot the conversation holds. With every slot taken the person waits for a conversation to end, for
+   * as long as the conversations went on after they answered, each on its own time line: on a virtual clock the wait
+   * does not depend on how fast the process runs.
    */
-  async function agentReady(callId: string, signal: AbortSignal): Promise<{ waitedMs: number; gaveUp: boolean }> {
+  async function agentReady(
+    callId: string,
+    timeline: Clock,
+    signal: AbortSignal,
+  ): Promise<{ waitedMs: number; gaveUp: boolean; slot?: AgentSlot }> {
     let waitedMs = 0;
     if (falls(callId, config.simLateStartRate)) {
-      await clock.sleep(config.simLateStartMs, signal);
+      await timeline.sleep(config.simLateStartMs, signal);
       waitedMs += config.simLateStartMs;
     }
-    while (config.simAgentSlots > 0 && agentsBusy >= config.simAgentSlots) {
-      if (waitedMs >= SILENCE_HANGUP_MS) return { waitedMs, gaveUp: true };
-      await clock.sleep(250, signal);
-      waitedMs += 250;
+    if (config.simAgentSlots > 0 && agentsBusy >= config.simAgentSlots) {
+      const patienceMs = Math.max(0, SILENCE_HANGUP_MS - waitedMs);
+      const began = timeline.now().getTime();
+      const { freed, silenceMs } = await slotFreed(patienceMs, signal);
+      // The silence goes on this call's own time line too: what has not passed on it already (it has on a real clock).
+      const rest = Math.max(0, Math.min(silenceMs, patienceMs) - (timeline.now().getTime() - began));
+      if (!freed || silenceMs >= patienceMs) {
+        // They hung up before a slot came free: the slot goes on to the next person waiting.
+        if (freed) passSlotOn(freed);
+        await timeline.sleep(rest, signal);
+        return { waitedMs: waitedMs + patienceMs, gaveUp: true };
+      }
+      try {
+        await timeline.sleep(rest, signal);
+      } catch (error) {
+        passSlotOn(freed);
+        throw error;
+      }
+      waitedMs += silenceMs;
+    } else {
+      agentsBusy++;
     }
-    agentsBusy++;
-    return { waitedMs, gaveUp: false };
+    const slot = { timeline, heldSince: timeline.now().getTime() };
+    agentSlots.add(slot);
+    return { waitedMs, gaveUp: false, slot };
   }
 
   async function farEndParty(accountId: string, call: CallRecord): Promise<FarEndParty> {
@@ -146,13 +256,16 @@ export function createCallRunner(deps: RunnerDeps) {
       });
     }
     control.line = line;
-    const answeredAt = clock.now();
+    // From the answer on, the call's waits and turn offsets are measured on its own time line: on a virtual clock the
+    // shared time also moves with every other call's sleeps, which would make a call that overlaps others look late.
+    const timeline = callTimeline();
+    const answeredAt = timeline.now();
     await lifecycle.markConnected(accountId, call.id, {
       answeredAt,
       providerCallId: line.providerCallId,
       answeredBy: line.answeredBy,
     });
-    const ready = await agentReady(call.id, signal);
+    const ready = await agentReady(call.id, timeline, signal);
     if (ready.gaveUp) {
       return {
         status: 'completed',
@@ -164,8 +277,10 @@ export function createCallRunner(deps: RunnerDeps) {
         providerCallId: line.providerCallId,
       };
     }
-    // Latency: from the end of the person's greeting (or the answer) until the agent's first words.
-    let greetingEndMs = 0;
+    // Latency: from the end of the person's greeting (or the answer) until the agent's first words. Turn offsets count
+    // from the answer, so an agent that speaks first has the wait in its offset already; a greeting heard after the
+    // wait (the simulation's order) was really said while the person waited, so the wait is added to it.
+    let greetingEndMs: number | null = null;
     let agentLatencyMs: number | null = null;
     let seq = 0;
     let result: ConversationResult;
@@ -173,7 +288,7 @@ export function createCallRunner(deps: RunnerDeps) {
       result = await converse({
         agent,
         line,
-        clock,
+        clock: timeline,
         llm: agentLlm({ accountId, agent, callId: call.id }),
         tts,
         answeredAt,
@@ -183,12 +298,15 @@ export function createCallRunner(deps: RunnerDeps) {
           usage.current = used;
           if (agentLatencyMs === null && turn.speaker === 'caller') greetingEndMs = turn.endMs ?? greetingEndMs;
           if (agentLatencyMs === null && turn.speaker === 'agent')
-            agentLatencyMs = ready.waitedMs + Math.max(0, (turn.startMs ?? 0) - greetingEndMs);
+            agentLatencyMs =
+              greetingEndMs === null
+                ? (turn.startMs ?? 0)
+                : ready.waitedMs + Math.max(0, (turn.startMs ?? 0) - greetingEndMs);
           return lifecycle.recordTurn(accountId, call.id, seq++, turn, used);
         },
       });
     } finally {
-      agentsBusy--;
+      if (ready.slot) releaseSlot(ready.slot);
     }
     const recordingStorageKey = await storeRecording(accountId, call.id, result);
     return {

@@ -26,9 +26,10 @@ import { RETRY_OUTCOMES, type RetryOutcome } from './campaigns.tables.js';
 export const ABANDON_LATENCY_MS = 2_000;
 /** Above this 30-day abandon rate a campaign is paused for compliance. */
 export const ABANDON_PAUSE_THRESHOLD = 0.035;
-/** The governor keeps the 30-day rate under this: it stops raising the pace from 2%, and dials one at a time from 3%. */
+/** The governor keeps the 30-day rate under this; from it on, it dials one call at a time. */
 export const ABANDON_TARGET = 0.03;
-const GOVERNOR_CAUTION = 0.02;
+/** The governor raises the pace only while one more abandoned call would keep the 30-day rate at or under this. */
+export const GOVERNOR_WORKING_TARGET = 0.02;
 const DAY = 24 * 3600_000;
 
 export interface DialerDeps {
@@ -56,8 +57,8 @@ export interface TickResult {
   status: string;
 }
 
-/** Calls of the campaign allowed under way at once now: its maximum, lowered by the governor. */
-const concurrencyOf = (campaign: CampaignRow) =>
+/** Calls of the campaign allowed under way at once by the governor's pace: its maximum, lowered. */
+const governedConcurrency = (campaign: CampaignRow) =>
   Math.max(1, Math.min(campaign.max_concurrency, Math.floor(campaign.pace_limit)));
 
 const rate = (figure: { abandoned: number; liveAnswered: number }) =>
@@ -65,6 +66,10 @@ const rate = (figure: { abandoned: number; liveAnswered: number }) =>
 
 export function createCampaignDialer(deps: DialerDeps) {
   const { repo, clock, config, contacts, dnc, numbers, calls, log } = deps;
+
+  /** Calls of the campaign allowed under way at once now: its maximum, lowered by the governor (when it is on). */
+  const concurrencyOf = (campaign: CampaignRow) =>
+    config.paceGovernor ? governedConcurrency(campaign) : campaign.max_concurrency;
 
   /** The numbers to call from now, in rotation order; numbers with a bad reputation are put to rest. */
   async function usableNumbers(campaign: CampaignRow): Promise<Array<{ id: string; number: string }>> {
@@ -302,15 +307,34 @@ export function createCampaignDialer(deps: DialerDeps) {
     return { kind, connected, liveAnswered, abandoned };
   }
 
-  /** The governor: halves the pace after an abandoned call; raises it while the 30-day rate is under 2%. */
-  function governedPace(campaign: CampaignRow, abandoned: boolean, rate30: number, everAbandoned: boolean): number {
-    const pace = campaign.pace_limit;
-    if (abandoned) return Math.max(1, pace / 2);
-    if (rate30 >= ABANDON_TARGET) return 1;
-    if (rate30 >= GOVERNOR_CAUTION) return pace;
-    // Before any abandoned call the pace doubles every round of calls; after one it grows by about one per round.
-    const next = everAbandoned ? pace + 1 / Math.max(1, pace) : pace + 1;
-    return Math.min(campaign.max_concurrency, next);
+  /**
+   * The governor: the calls allowed under way (`pace_limit`) after a call ended. It cannot see the agents' capacity,
+   * only the 30-day abandon rate over live answers, so it learns the pace from that rate's budget:
+   * - an abandoned call halves the pace, below the level it happened at (a burst of them falls to one call fast);
+   * - from a 30-day rate of 3% it dials one call at a time;
+   * - a call that ended well raises the pace by one, a probe, only while the campaign has the budget for it: one more
+   *   abandoned call keeps the 30-day rate at or under 2%, and even every call that can be under way after the raise
+   *   abandoned keeps it under 3%. Abandoned calls not yet counted are among those under way, and the first of them to
+   *   end halves the pace, so a probe never takes the rate over 3%. The budget is also the governor's memory: after an
+   *   abandonment, about 50 more calls answered well per abandoned one come before the next probe, and each level
+   *   needs about 33 live answers per call under way.
+   * Without live answers there is no budget: a campaign whose calls nobody answers stays at its starting pace.
+   */
+  function governedPace(
+    campaign: CampaignRow,
+    abandoned: boolean,
+    last30: { abandoned: number; liveAnswered: number },
+    underWay: number,
+  ): number {
+    if (!config.paceGovernor) return campaign.max_concurrency;
+    const level = governedConcurrency(campaign);
+    if (abandoned) return Math.max(1, Math.floor(level / 2));
+    if (rate(last30) >= ABANDON_TARGET) return 1;
+    if (level >= campaign.max_concurrency) return level;
+    const worstUnderWay = Math.max(level + 1, underWay);
+    const withOneMore = (last30.abandoned + 1) / (last30.liveAnswered + 1);
+    const withAllUnderWay = (last30.abandoned + worstUnderWay) / (last30.liveAnswered + worstUnderWay);
+    return withOneMore <= GOVERNOR_WORKING_TARGET && withAllUnderWay < ABANDON_TARGET ? level + 1 : level;
   }
 
   /** A campaign call ended: record it on its attempt, retry or finish the contact, and check the abandon rate. */
@@ -377,8 +401,8 @@ export function createCampaignDialer(deps: DialerDeps) {
 
       const figures = await tx.abandonFigures(accountId, campaign.id, windows(now));
       const rate30 = rate(figures.last30Days);
-      const stats = await tx.stats(accountId, campaign.id);
-      const pace = governedPace(campaign, counted.abandoned, rate30, stats.abandoned > 0);
+      const underWay = config.paceGovernor ? await tx.inFlight(accountId, campaign.id) : 0;
+      const pace = governedPace(campaign, counted.abandoned, figures.last30Days, underWay);
       if (pace !== campaign.pace_limit) await tx.update(accountId, campaign.id, { pace_limit: pace });
       if (
         campaign.status === 'running' &&
