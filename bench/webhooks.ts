@@ -30,6 +30,12 @@ const STEADY_EVENTS = Number(process.env.STEADY_EVENTS ?? 2_000);
 const STEADY_BATCH = Number(process.env.STEADY_BATCH ?? 1);
 const STEADY_PAUSE_MS = Number(process.env.STEADY_PAUSE_MS ?? 5);
 
+/** Microseconds of CPU (user + system) this process used since `start`. */
+function cpuSince(start: NodeJS.CpuUsage) {
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
@@ -144,9 +150,11 @@ async function main() {
   await writeEvents(EVENTS, BATCH);
   const writtenMs = performance.now() - started;
   started = performance.now();
+  const drainCpu = process.cpuUsage();
   const workers = await startWorkers();
   await receivedAll(EVENTS);
   const drainMs = performance.now() - started;
+  const drainCpuUs = cpuSince(drainCpu);
 
   // 2. A steady flow below capacity, workers running: how long one event takes to reach the receiver.
   const steadyEvents = Math.min(EVENTS, STEADY_EVENTS);
@@ -180,6 +188,7 @@ async function main() {
   const agent = new Agent({ connections: 64, keepAliveTimeout: 4_000 });
   let next = 0;
   const baseStarted = performance.now();
+  const baseCpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next++ < EVENTS) {
@@ -194,6 +203,7 @@ async function main() {
     }),
   );
   const baseMs = performance.now() - baseStarted;
+  const baseCpuUs = cpuSince(baseCpu);
   await agent.close();
 
   const rate = (count: number, ms: number) => (count / (ms / 1000)).toFixed(0);
@@ -204,6 +214,9 @@ async function main() {
   console.log(`events written (no worker running):  ${rate(EVENTS, writtenMs)}/s in transactions of ${BATCH}`);
   console.log(
     `backlog drained, deliveries/s:       ${rate(EVENTS, drainMs)}  (${(drainMs / 1000).toFixed(1)} s; ratio to bare ${(EVENTS / (drainMs / 1000) / baseRate).toFixed(3)})`,
+  );
+  console.log(
+    `CPU of this process per delivery:    backlog ${(drainCpuUs / EVENTS).toFixed(0)} µs, bare ${(baseCpuUs / EVENTS).toFixed(0)} µs (ratio ${(baseCpuUs / drainCpuUs).toFixed(3)}; the receiver runs in another process)`,
   );
   console.log(
     `steady flow (${rate(steadyEvents, steadyMs)}/s, ${STEADY_BATCH} per transaction): event-to-delivery ${figures(steady)}`,

@@ -38,6 +38,8 @@ async function startWorker(url: string): Promise<{ child: ChildProcess; exited: 
       LOG_LEVEL: 'info',
       TTS_PROVIDER: 'none',
       CAMPAIGN_TICK_SECONDS: '1',
+      // Every number is busy: no live answers, so the pace governor has nothing to govern and would hold its start pace.
+      CAMPAIGN_PACE_GOVERNOR: 'false',
       CAMPAIGN_DIAL_BATCH: '10',
       CAMPAIGN_CLAIM_TIMEOUT_SECONDS: '5',
       CALLS_HEARTBEAT_STALE_SECONDS: '2',
