@@ -1,13 +1,18 @@
-/** Maps `items` through `work`, at most `limit` at a time, taking them in order; the results keep the items' order. */
-export async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>) {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]!);
+/** At most `limit` of the functions passed run at once, across all callers; the others wait their turn in order. */
+export function createLimiter(limit: number) {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async function run<R>(work: () => Promise<R>): Promise<R> {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
-  return results;
 }
+
+export type Limiter = ReturnType<typeof createLimiter>;

@@ -176,13 +176,16 @@ export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number 
       const literal = hostOf(url);
       if (!policy.allowPrivate && isIP(literal) && !isPublicAddress(literal))
         return failed(`target refused: ${literal} is a private or reserved address`);
+      // One timer for the whole attempt (connect, answer, body); cheaper than AbortSignal.timeout at this rate.
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new DOMException('attempt timed out', 'TimeoutError')), timeoutMs);
       try {
         const response = await request(url, {
           method: 'POST',
           headers,
           body,
           dispatcher: agent,
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: deadline.signal,
         });
         const chunks: Buffer[] = [];
         let read = 0;
@@ -212,6 +215,8 @@ export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number 
         return { ok, statusCode: status, latencyMs: latency(), error, responseExcerpt: excerpt };
       } catch (error) {
         return failed(describeError(error, timeoutMs));
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: () => agent.close(),

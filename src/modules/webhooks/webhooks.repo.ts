@@ -215,34 +215,24 @@ export function webhookQueries(db: Executor) {
       return rows;
     },
 
-    /** Writes a batch of ended attempts in one statement (over the unfinished record of one cut off meanwhile). */
+    /**
+     * Writes a batch of ended attempts in one statement (over the unfinished record of one cut off meanwhile). The
+     * rows go as one array per column: a few parameters instead of nine per row.
+     */
     async recordAttempts(attempts: EndedAttempt[]) {
       if (attempts.length === 0) return;
-      await db
-        .insertInto('webhook_attempts')
-        .values(
-          attempts.map((a) => ({
-            account_id: a.accountId,
-            delivery_id: a.deliveryId,
-            number: a.number,
-            started_at: a.startedAt,
-            finished_at: a.finishedAt,
-            status_code: a.statusCode,
-            latency_ms: a.latencyMs,
-            error: a.error,
-            response_excerpt: a.responseExcerpt,
-          })),
-        )
-        .onConflict((oc) =>
-          oc.columns(['delivery_id', 'number']).doUpdateSet((eb) => ({
-            finished_at: eb.ref('excluded.finished_at'),
-            status_code: eb.ref('excluded.status_code'),
-            latency_ms: eb.ref('excluded.latency_ms'),
-            error: eb.ref('excluded.error'),
-            response_excerpt: eb.ref('excluded.response_excerpt'),
-          })),
-        )
-        .execute();
+      const column = <T>(pick: (a: EndedAttempt) => T) => attempts.map(pick);
+      await sql`INSERT INTO webhook_attempts
+          (account_id, delivery_id, number, started_at, finished_at, status_code, latency_ms, error, response_excerpt)
+        SELECT * FROM unnest(
+          ${column((a) => a.accountId)}::uuid[], ${column((a) => a.deliveryId)}::uuid[], ${column((a) => a.number)}::int[],
+          ${column((a) => a.startedAt.toISOString())}::timestamptz[], ${column((a) => a.finishedAt.toISOString())}::timestamptz[],
+          ${column((a) => a.statusCode)}::int[], ${column((a) => a.latencyMs)}::int[], ${column((a) => a.error)}::text[],
+          ${column((a) => a.responseExcerpt)}::text[])
+        ON CONFLICT (delivery_id, number) DO UPDATE SET
+          finished_at = excluded.finished_at, status_code = excluded.status_code, latency_ms = excluded.latency_ms,
+          error = excluded.error, response_excerpt = excluded.response_excerpt
+      `.execute(db);
     },
 
     /**

@@ -12,7 +12,7 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Auth } from '../../http/auth.js';
 import { envelope, type Page } from '../../http/pagination.js';
 import type { Clock } from '../../lib/clock.js';
-import { mapConcurrently } from '../../lib/concurrency.js';
+import { createLimiter, type Limiter } from '../../lib/concurrency.js';
 import type { WorkerLoopContext } from '../../jobs/define.js';
 import { newId } from '../../lib/ids.js';
 import type { DomainEvent } from '../../events/domain-events.js';
@@ -344,12 +344,12 @@ export function createWebhooksService(deps: WebhooksDeps) {
     });
   }
 
-  /** One batch: claims due deliveries, sends them (`parallel` at once), records the results. */
-  async function dispatchBatch(limit: number, parallel: number): Promise<{ attempted: number }> {
+  /** One batch: claims due deliveries, sends them (through `limited`), records the results. */
+  async function dispatchBatch(limit: number, limited: Limiter): Promise<{ attempted: number }> {
     const now = clock.now();
     const claimed = await repo.transaction((tx) => tx.claimDue(now, limit, new Date(now.getTime() + ATTEMPT_LEASE_MS)));
     if (claimed.length === 0) return { attempted: 0 };
-    await settle(claimed, await mapConcurrently(claimed, parallel, send));
+    await settle(claimed, await Promise.all(claimed.map((delivery) => limited(() => send(delivery)))));
     return { attempted: claimed.length };
   }
 
@@ -524,7 +524,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     async dispatchDue(): Promise<{ attempted: number }> {
       let attempted = 0;
       for (;;) {
-        const batch = await dispatchBatch(DISPATCH_BATCH, config.concurrencyPerWorker);
+        const batch = await dispatchBatch(DISPATCH_BATCH, createLimiter(config.concurrencyPerWorker));
         if (batch.attempted === 0) return { attempted };
         attempted += batch.attempted;
       }
@@ -533,12 +533,13 @@ export function createWebhooksService(deps: WebhooksDeps) {
     /**
      * The dispatcher of a worker process: lanes that each claim a batch, send it and record it, and go on at once
      * while there is work; idle, they wait for a commit that adds deliveries or for the next poll (retries come due).
+     * The lanes share WEBHOOK_CONCURRENCY requests at once: while one claims or records, the other may use them all.
      */
     async dispatchLoop(context: WorkerLoopContext) {
-      const parallel = Math.max(1, Math.ceil(config.concurrencyPerWorker / DISPATCH_LANES));
+      const limited = createLimiter(config.concurrencyPerWorker);
       const lane = async () => {
         while (!context.signal.aborted) {
-          const { attempted } = await dispatchBatch(DISPATCH_BATCH, parallel);
+          const { attempted } = await dispatchBatch(DISPATCH_BATCH, limited);
           if (attempted === 0) await context.idle(context.pollMs);
         }
       };
