@@ -138,6 +138,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   databasePoolSize: number;
+  /** How often an idle worker looks for background work it was not woken for, in seconds. */
+  jobsPollSeconds: number;
   redisUrl: string | null;
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: (typeof LOG_FORMATS)[number];
@@ -339,6 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL'),
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1),
+    jobsPollSeconds: int(env, 'JOBS_POLL_SECONDS', 2, 1),
     redisUrl: url(env, 'REDIS_URL'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'auto'),

@@ -157,7 +157,12 @@ async function startRole(infra: Infrastructure) {
     const url = built ? await built.app.listen({ host: config.host, port: config.port }) : null;
     const workers: JobWorkers | null =
       role === 'all' || role === 'worker'
-        ? await startJobWorkers({ db: infra.database.db, services, log: log.child({ component: 'jobs' }) })
+        ? await startJobWorkers({
+            db: infra.database.db,
+            services,
+            log: log.child({ component: 'jobs' }),
+            pollingIntervalSeconds: config.jobsPollSeconds,
+          })
         : null;
     return { app: built?.app ?? null, url, workers, services };
   } catch (error) {

@@ -11,6 +11,7 @@ import type { Providers } from './runtime.js';
 import { createSimVoiceProvider } from './providers/voice/index.js';
 import type { JobQueue } from './jobs/queue.js';
 import { eventSubscriptions, transactionSubscribers } from './jobs/registry.js';
+import { relayLoopWakes } from './jobs/wake.js';
 import { createDomainEventsService, createOutboxFactory } from './events/domain-events.service.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
@@ -80,6 +81,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     inTransaction: { subscribers: transactionSubscribers, services: () => built! },
   });
   const owned = createOwnershipCheck(db);
+  relayLoopWakes(deps.broadcast);
 
   const auth = createAuthService({ repo: createAuthRepo(db, outbox), clock, config, counters });
   // Contacts and the do-not-call list lean on each other (flags and list); each reaches the other through its service.
