@@ -241,20 +241,14 @@ export function webhookQueries(db: Executor) {
      */
     async settleSucceeded(ids: string[], leaseUntil: Date, at: Date): Promise<string[]> {
       if (ids.length === 0) return [];
-      const rows = await db
-        .updateTable('webhook_deliveries')
-        .set({
-          state: 'succeeded',
-          next_attempt_at: null,
-          leased_until: null,
-          attempt_started_at: null,
-          first_attempt_done: true,
-          updated_at: at,
-        })
-        .where('id', 'in', ids)
-        .where('leased_until', '=', leaseUntil)
-        .returning('id')
-        .execute();
+      // The ids as one array parameter: a batch of a hundred costs what one does to send.
+      const { rows } = await sql<{ id: string }>`
+        UPDATE webhook_deliveries
+        SET state = 'succeeded', next_attempt_at = NULL, leased_until = NULL, attempt_started_at = NULL,
+            first_attempt_done = true, updated_at = ${at}
+        WHERE id = ANY(${ids}::uuid[]) AND leased_until = ${leaseUntil}
+        RETURNING id
+      `.execute(db);
       return rows.map((row) => row.id);
     },
 
