@@ -48,6 +48,22 @@ export async function dialingAccount(
   return { user, agentId: agent.id, numberIds, listId, contacts };
 }
 
+/** Creates a campaign of the account's agent over its list, with `settings` on top, and starts it. */
+export async function startCampaign(
+  t: TestApp,
+  account: DialingAccount,
+  settings: Record<string, unknown> & { name: string },
+) {
+  const { ok } = api(t, account.user);
+  const campaign = await ok('POST', '/campaigns', {
+    agentId: account.agentId,
+    contactListIds: [account.listId],
+    ...settings,
+  });
+  const started = await ok('POST', `/campaigns/${campaign.id}/start`);
+  return { campaign, started };
+}
+
 /**
  * Polls the campaign's stats until `done` holds: every 50 ms for the first two seconds, then every 250 ms, so that a
  * long campaign's polling (several queries each time) does not crowd its dialer out of the database connections.

@@ -13,7 +13,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startCallsApp, type CallsKit } from '../../../test/calls-kit.js';
-import { assertEachContactCalledOnce, dialingAccount, waitForStats } from '../../../test/campaigns-kit.js';
+import {
+  assertEachContactCalledOnce,
+  dialingAccount,
+  startCampaign,
+  waitForStats,
+} from '../../../test/campaigns-kit.js';
 
 const LATE_AGENTS = {
   CAMPAIGN_TICK_SECONDS: '1',
@@ -70,13 +75,10 @@ describe('agents that start 3 s late', () => {
     const phones = Array.from({ length: 8 }, (_, i) => `+1212555${i}030`);
     const account = await dialingAccount(kit.t, phones);
     const { ok } = api(kit.t, account.user);
-    const campaign = await ok('POST', '/campaigns', {
+    const { campaign } = await startCampaign(kit.t, account, {
       name: 'Too fast',
-      agentId: account.agentId,
-      contactListIds: [account.listId],
       maxConcurrency: 1,
     });
-    await ok('POST', `/campaigns/${campaign.id}/start`);
 
     const stats = await waitForStats(
       kit.t,
@@ -125,13 +127,11 @@ describe('agents that start 3 s late', () => {
     const answeringInLosAngeles = Array.from({ length: 5 }, (_, i) => `+1415555${i}030`);
     const account = await dialingAccount(kit.t, [...busyInNewYork, ...answeringInLosAngeles]);
     const { ok } = api(kit.t, account.user);
-    const campaign = await ok('POST', '/campaigns', {
+    const { campaign, started } = await startCampaign(kit.t, account, {
       name: 'Governed',
-      agentId: account.agentId,
-      contactListIds: [account.listId],
       maxConcurrency: 10,
     });
-    assert.equal((await ok('POST', `/campaigns/${campaign.id}/start`)).status, 'running');
+    assert.equal(started.status, 'running');
 
     // Starts at 2 calls under way of 10, and stays there: without live answers there is no abandonment budget.
     let stats = await waitForStats(
@@ -176,14 +176,11 @@ test('without the governor, 8 calls under way for 2 agent slots abandon people a
     async (kit) => {
       const account = await dialingAccount(kit.t, answeringPeople(60));
       const { ok } = api(kit.t, account.user);
-      const campaign = await ok('POST', '/campaigns', {
+      const { campaign } = await startCampaign(kit.t, account, {
         name: 'Ungoverned',
-        agentId: account.agentId,
-        contactListIds: [account.listId],
         maxConcurrency: 8,
         callsPerMinute: 10_000,
       });
-      await ok('POST', `/campaigns/${campaign.id}/start`);
 
       const stats = await waitForStats(
         kit.t,
@@ -220,14 +217,11 @@ test('the governor keeps the same campaign under 3% over 100 people who answer, 
     const people = answeringPeople(100);
     const account = await dialingAccount(kit.t, people);
     const { ok } = api(kit.t, account.user);
-    const campaign = await ok('POST', '/campaigns', {
+    const { campaign } = await startCampaign(kit.t, account, {
       name: 'Governed',
-      agentId: account.agentId,
-      contactListIds: [account.listId],
       maxConcurrency: 8,
       callsPerMinute: 10_000,
     });
-    await ok('POST', `/campaigns/${campaign.id}/start`);
 
     const stats = await waitForStats(
       kit.t,

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../../test/helpers.js';
 import { api } from '../../../test/calls-kit.js';
-import { dialingAccount } from '../../../test/campaigns-kit.js';
+import { dialingAccount, startCampaign } from '../../../test/campaigns-kit.js';
 import { createVirtualClock } from '../../lib/clock.js';
 
 let t: TestApp;
@@ -33,14 +33,11 @@ test('two dial passes at once stay within maxConcurrency', async () => {
   ] as const) {
     const account = await dialingAccount(t, phones);
     const { ok } = api(t, account.user);
-    const campaign = await ok('POST', '/campaigns', {
+    const { campaign } = await startCampaign(t, account, {
       name: 'Race',
-      agentId: account.agentId,
-      contactListIds: [account.listId],
       maxConcurrency,
       callsPerMinute: 1000,
     });
-    await ok('POST', `/campaigns/${campaign.id}/start`);
     const passes = await Promise.all(
       [0, 1, 2].map(() => t.services.campaigns.tick(account.user.accountId, campaign.id)),
     );
@@ -59,14 +56,11 @@ test('projected completion: at the pace observed since the start, then over the 
   const phones = Array.from({ length: 10 }, (_, i) => `+1212555${String(i * 10 + 2000).padStart(4, '0')}`);
   const account = await dialingAccount(t, phones);
   const { ok } = api(t, account.user);
-  const campaign = await ok('POST', '/campaigns', {
+  const { campaign } = await startCampaign(t, account, {
     name: 'Pace',
-    agentId: account.agentId,
-    contactListIds: [account.listId],
     maxConcurrency: 5,
     callsPerMinute: 60,
   });
-  await ok('POST', `/campaigns/${campaign.id}/start`);
   const startedAt = clock.now().getTime();
   const projected = async () => {
     const stats = await ok('GET', `/campaigns/${campaign.id}/stats`);

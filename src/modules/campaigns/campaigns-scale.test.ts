@@ -8,8 +8,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { startJobWorkers, type JobWorkers } from '../../jobs/workers.js';
-import { api, startCallsApp, type CallsKit } from '../../../test/calls-kit.js';
-import { assertEachContactCalledOnce, dialingAccount, waitForStats } from '../../../test/campaigns-kit.js';
+import { startCallsApp, type CallsKit } from '../../../test/calls-kit.js';
+import {
+  assertEachContactCalledOnce,
+  dialingAccount,
+  startCampaign,
+  waitForStats,
+} from '../../../test/campaigns-kit.js';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 const CONTACTS = Number(process.env.CAMPAIGN_SCALE_CONTACTS ?? 2000);
@@ -53,15 +58,11 @@ test('two dialers: each contact of a large campaign dialled exactly once, none l
     );
   const account = await dialingAccount(kit.t, phones);
   assert.equal(account.contacts.size, CONTACTS);
-  const { ok } = api(kit.t, account.user);
-  const campaign = await ok('POST', '/campaigns', {
+  const { campaign } = await startCampaign(kit.t, account, {
     name: 'Big',
-    agentId: account.agentId,
-    contactListIds: [account.listId],
     maxConcurrency: 50,
     callsPerMinute: 10_000,
   });
-  await ok('POST', `/campaigns/${campaign.id}/start`);
 
   // A dialer that died between its claim and its dials leaves 25 contacts claimed, long ago.
   const db = kit.t.infra.database.db;

@@ -135,10 +135,6 @@ export function webhookQueries(db: Executor) {
       return inserted.length;
     },
 
-    findDelivery(accountId: string, id: string) {
-      return deliveries(accountId).selectAll().where('id', '=', id).executeTakeFirst();
-    },
-
     findEndpointDelivery(accountId: string, endpointId: string, id: string) {
       return deliveries(accountId)
         .selectAll()
@@ -268,17 +264,6 @@ export function webhookQueries(db: Executor) {
         .returning('id')
         .executeTakeFirst();
       return row !== undefined;
-    },
-
-    /** A delivery ends without its retries (its endpoint is disabled). */
-    stopDelivery(accountId: string, id: string, now: Date) {
-      return db
-        .updateTable('webhook_deliveries')
-        .set({ state: 'failed', next_attempt_at: null, first_attempt_done: true, updated_at: now })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .where('state', '=', 'pending')
-        .execute();
     },
 
     /** Every pending delivery of an endpoint stops (it was disabled). */

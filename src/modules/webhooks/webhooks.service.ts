@@ -40,7 +40,6 @@ import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './w
 
 /** Waits before the retries of a failed delivery, in seconds; after the last one fails the delivery is abandoned. */
 export const RETRY_DELAYS_SECONDS = [5, 30, 120] as const;
-export const ATTEMPTS_PER_ROUND = RETRY_DELAYS_SECONDS.length + 1;
 /** Consecutive failed attempts (across deliveries) that disable an endpoint. */
 export const AUTO_DISABLE_AFTER = 10;
 /** A claimed attempt not settled after this long (its process died) is made again. Longer than the 10 s timeout. */
@@ -199,8 +198,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
   async function countStreaks(tx: WebhooksTx, outcomes: Array<{ delivery: ClaimedDelivery; attempt: EndedAttempt }>) {
     const byEndpoint = new Map<string, typeof outcomes>();
     for (const outcome of outcomes) {
-      const key = outcome.delivery.endpoint_id;
-      byEndpoint.set(key, [...(byEndpoint.get(key) ?? []), outcome]);
+      const ended = byEndpoint.get(outcome.delivery.endpoint_id);
+      if (ended) ended.push(outcome);
+      else byEndpoint.set(outcome.delivery.endpoint_id, [outcome]);
     }
     for (const [endpointId, ended] of byEndpoint) {
       const accountId = ended[0]!.delivery.account_id;
@@ -326,7 +326,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
         const attempt = attempts[i]!;
         if (attemptSucceeded(attempt)) {
           const lease = delivery.lease_until.getTime();
-          delivered.set(lease, [...(delivered.get(lease) ?? []), delivery.id]);
+          const ids = delivered.get(lease);
+          if (ids) ids.push(delivery.id);
+          else delivered.set(lease, [delivery.id]);
           continue;
         }
         const delay = RETRY_DELAYS_SECONDS[delivery.round_attempts - 1];
