@@ -29,11 +29,31 @@ const CONCURRENCY = Number(process.env.WEBHOOK_CONCURRENCY ?? 8);
 const STEADY_EVENTS = Number(process.env.STEADY_EVENTS ?? 2_000);
 const STEADY_BATCH = Number(process.env.STEADY_BATCH ?? 1);
 const STEADY_PAUSE_MS = Number(process.env.STEADY_PAUSE_MS ?? 5);
+// BACKLOG_ONLY=1: the backlog phase and the bare loop only (the throughput figures).
+const BACKLOG_ONLY = Boolean(process.env.BACKLOG_ONLY);
+// PROFILE=file.cpuprofile: a CPU profile of the backlog phase (open it in Chrome's DevTools).
 
 /** Microseconds of CPU (user + system) this process used since `start`. */
 function cpuSince(start: NodeJS.CpuUsage) {
   const used = process.cpuUsage(start);
   return used.user + used.system;
+}
+
+/** A CPU profile of this process from now until `stop` (written where PROFILE names), for chrome://inspect or a script. */
+async function startProfile() {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop(path: string) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(path, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -151,23 +171,26 @@ async function main() {
   const writtenMs = performance.now() - started;
   started = performance.now();
   const drainCpu = process.cpuUsage();
+  const profiler = process.env.PROFILE ? await startProfile() : undefined;
   const workers = await startWorkers();
   await receivedAll(EVENTS);
   const drainMs = performance.now() - started;
   const drainCpuUs = cpuSince(drainCpu);
+  if (profiler) await profiler.stop(process.env.PROFILE!);
 
   // 2. A steady flow below capacity, workers running: how long one event takes to reach the receiver.
-  const steadyEvents = Math.min(EVENTS, STEADY_EVENTS);
+  const steadyEvents = BACKLOG_ONLY ? 0 : Math.min(EVENTS, STEADY_EVENTS);
   started = performance.now();
   await writeEvents(steadyEvents, STEADY_BATCH, STEADY_PAUSE_MS);
   const steady = await receivedAll(steadyEvents);
   const steadyMs = performance.now() - started;
 
   // 3. A burst: written and delivered at once, the workers running (the backlog grows while both go on).
+  const burstEvents = BACKLOG_ONLY ? 0 : EVENTS;
   started = performance.now();
-  await writeEvents(EVENTS, BATCH);
+  await writeEvents(burstEvents, BATCH);
   const burstWrittenMs = performance.now() - started;
-  const burst = await receivedAll(EVENTS);
+  const burst = await receivedAll(burstEvents);
   const burstMs = performance.now() - started;
 
   const sample = await t.app.inject({
@@ -218,12 +241,14 @@ async function main() {
   console.log(
     `CPU of this process per delivery:    backlog ${(drainCpuUs / EVENTS).toFixed(0)} µs, bare ${(baseCpuUs / EVENTS).toFixed(0)} µs (ratio ${(baseCpuUs / drainCpuUs).toFixed(3)}; the receiver runs in another process)`,
   );
-  console.log(
-    `steady flow (${rate(steadyEvents, steadyMs)}/s, ${STEADY_BATCH} per transaction): event-to-delivery ${figures(steady)}`,
-  );
-  console.log(
-    `burst, written and sent at once:     ${rate(EVENTS, burstMs)} deliveries/s (written at ${rate(EVENTS, burstWrittenMs)}/s; ratio to bare ${(EVENTS / (burstMs / 1000) / baseRate).toFixed(3)}); event-to-delivery ${figures(burst)}`,
-  );
+  if (!BACKLOG_ONLY) {
+    console.log(
+      `steady flow (${rate(steadyEvents, steadyMs)}/s, ${STEADY_BATCH} per transaction): event-to-delivery ${figures(steady)}`,
+    );
+    console.log(
+      `burst, written and sent at once:     ${rate(EVENTS, burstMs)} deliveries/s (written at ${rate(EVENTS, burstWrittenMs)}/s; ratio to bare ${(EVENTS / (burstMs / 1000) / baseRate).toFixed(3)}); event-to-delivery ${figures(burst)}`,
+    );
+  }
   console.log(`one delivery's log entry: ${sample.body.slice(0, 300)}`);
   console.log(`load after: ${load()}`);
   child.kill();

@@ -52,9 +52,12 @@ const UNSCOPED: Record<string, string> = {
   'numbers.routeOf': 'an inbound call names only the dialled number, and the number decides the account',
   'numbers.renewDueCharges': 'monthly fees across all accounts (a scheduled job)',
   'webhooks.claimDue': 'the dispatcher of a worker process claims due deliveries of every account',
-  'webhooks.settleSucceeded':
-    'marks delivered a batch of deliveries the dispatcher claimed across accounts, by their ids and lease',
-  'webhooks.deleteDeliveriesBefore': 'retention across all accounts (a scheduled job)',
+  'webhooks.takeOverExpiredLeases':
+    'the dispatcher takes over the batches, of any account, that a dispatcher which died had claimed',
+  'webhooks.endpointsByIds': 'the dispatcher reads the endpoints of the deliveries it just claimed, by their ids',
+  'webhooks.recordOutcomes':
+    'records the attempts of a batch the dispatcher claimed across accounts, by delivery id and claimed version',
+  'webhooks.allEndpoints': 'retention goes through the endpoints of every account (a scheduled job)',
   'campaigns.runningCampaigns': "the scheduled sweep wakes every account's running campaigns",
   'campaigns.loadContacts':
     "an insert of rows carrying the account id, from the contacts service's account-scoped member query",
@@ -184,21 +187,27 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
         updated_at: new Date(),
       },
     ]),
-  'webhooks.recordAttempts': (q) =>
-    q.recordAttempts([
+  'webhooks.recordOutcomes': (q) =>
+    q.recordOutcomes([
       {
-        accountId: ACCOUNT,
         deliveryId: ID,
-        number: 1,
-        startedAt: new Date(),
-        finishedAt: new Date(),
-        statusCode: 200,
-        latencyMs: 1,
-        error: null,
-        responseExcerpt: null,
+        attemptNumber: 1,
+        version: '1',
+        attempt: {
+          number: 1,
+          startedAt: new Date().toISOString(),
+          finishedAt: new Date().toISOString(),
+          statusCode: 200,
+          latencyMs: 1,
+          error: null,
+          responseBody: null,
+        },
+        state: 'succeeded',
+        nextAttemptAt: null,
       },
-    ]),
-  'webhooks.settleSucceeded': (q) => q.settleSucceeded([ID], new Date(), new Date()),
+    ], new Date()),
+  'webhooks.claimDue': (q) => q.claimDue(new Date(), 10, { id: ID, until: new Date() }),
+  'webhooks.endpointsByIds': (q) => q.endpointsByIds([ID]),
   'campaigns.settleContacts': (q) => q.settleContacts(ACCOUNT, ID, [{ contactId: ID, state: 'in_call', attempts: 1 }]),
   'campaigns.decideAttempts': (q) =>
     q.decideAttempts(ACCOUNT, [

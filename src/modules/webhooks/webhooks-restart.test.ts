@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { randomUUID } from 'node:crypto';
 import { createTestDatabase, signUp } from '../../../test/helpers.js';
 import { api, startCallsApp } from '../../../test/calls-kit.js';
 import { startReceiver } from '../../../test/webhook-receiver.js';
@@ -50,7 +51,7 @@ test('a restart in the middle of retries, fan-outs and attempts loses nothing', 
     const cutOff = (await ok('POST', `/webhooks/${endpoint.id}/test`)).deliveryId as string;
     const now = first.clock.now();
     const claimed = await inTransaction(first.t.infra.database.db, (trx) =>
-      webhookQueries(trx).claimDue(now, 100, new Date(now.getTime() + 60_000)),
+      webhookQueries(trx).claimDue(now, 100, { id: randomUUID(), until: new Date(now.getTime() + 60_000) }),
     );
     assert.deepEqual(
       claimed.map((d) => d.id),

@@ -3,49 +3,40 @@ import type { Db } from '../../db/client.js';
 import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
 import { paginate, type Page } from '../../http/pagination.js';
 import type {
+  AttemptRecord,
   DeliveryState,
-  WebhookAttemptsTable,
   WebhookDeliveriesTable,
   WebhookEndpointsTable,
 } from './webhooks.tables.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-export type AttemptRow = Selectable<WebhookAttemptsTable>;
 export type NewEndpoint = Omit<Insertable<WebhookEndpointsTable>, 'account_id'>;
 export type EndpointChanges = Omit<Updateable<WebhookEndpointsTable>, 'id' | 'account_id' | 'created_at'>;
 export type NewDelivery = Omit<Insertable<WebhookDeliveriesTable>, 'account_id'>;
-/** A delivery as the dispatcher claims it: its body and its endpoint's address and secrets. */
+/** A delivery as the dispatcher claims it. */
 export interface ClaimedDelivery {
   id: string;
   account_id: string;
   endpoint_id: string;
   event_type: string;
-  subject_id: string | null;
   body: string;
-  /** The number of the attempt just started. */
-  attempt_count: number;
+  /** The number of the attempt about to be made. */
+  attempt_number: number;
   /** Attempts in this round, this one included (a redelivery starts a new round). */
   round_attempts: number;
-  first_attempt_done: boolean;
-  lease_until: Date;
-  started_at: Date;
-  url: string;
-  secret_encrypted: string;
-  previous_secret_encrypted: string | null;
-  previous_secret_expires_at: Date | null;
+  /** The row's version when claimed: a change since then (a stop, a redelivery) wins over the attempt's outcome. */
+  version: string;
 }
 
-export interface EndedAttempt {
-  accountId: string;
+/** How one claimed attempt ended, and where its delivery goes next. */
+export interface AttemptOutcome {
   deliveryId: string;
-  number: number;
-  startedAt: Date;
-  finishedAt: Date;
-  statusCode: number | null;
-  latencyMs: number | null;
-  error: string | null;
-  responseExcerpt: string | null;
+  attemptNumber: number;
+  version: string;
+  attempt: AttemptRecord & { finishedAt: string };
+  state: 'pending' | 'succeeded' | 'abandoned';
+  nextAttemptAt: Date | null;
 }
 
 /** Endpoints, deliveries and attempts; every statement names the account except the cross-account sweeps. */
@@ -124,12 +115,22 @@ export function webhookQueries(db: Executor) {
         .execute();
     },
 
-    /** New deliveries; answers how many were written. */
+    /**
+     * New deliveries; answers how many were written. Each notes whether an earlier delivery of its subject to its
+     * endpoint is still unsent, so the dispatcher checks the order only where it has to.
+     */
     async insertDeliveries(accountId: string, rows: NewDelivery[]): Promise<number> {
       if (rows.length === 0) return 0;
+      const followsUnsent = (row: NewDelivery) =>
+        row.subject_id == null
+          ? false
+          : sql<boolean>`EXISTS (
+              SELECT 1 FROM webhook_deliveries p
+              WHERE p.endpoint_id = ${row.endpoint_id} AND p.subject_id = ${row.subject_id} AND p.state = 'pending'
+                AND NOT p.first_attempt_done)`;
       const inserted = await db
         .insertInto('webhook_deliveries')
-        .values(rows.map((row) => ({ ...row, account_id: accountId })))
+        .values(rows.map((row) => ({ ...row, account_id: accountId, follows_unsent: followsUnsent(row) })))
         .returning('id')
         .execute();
       return inserted.length;
@@ -155,115 +156,113 @@ export function webhookQueries(db: Executor) {
       return paginate(matching, page, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('seq', 'desc'));
     },
 
-    attemptsOf(accountId: string, deliveryIds: string[]) {
-      if (deliveryIds.length === 0) return Promise.resolve([]);
-      return db
-        .selectFrom('webhook_attempts')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .where('delivery_id', 'in', deliveryIds)
-        .orderBy('delivery_id')
-        .orderBy('number')
-        .execute();
+    /**
+     * Run first in a claim's transaction: leases that ran out belonged to a dispatcher that died mid-batch. Each
+     * delivery still pending records its attempt as cut off (finishedAt null), and is due again at once.
+     */
+    async takeOverExpiredLeases(now: Date): Promise<number> {
+      const { rows } = await sql<{ id: string }>`
+        WITH expired AS (
+          DELETE FROM webhook_dispatch_leases WHERE leased_until <= ${now} RETURNING started_at, delivery_ids
+        ), cut_off AS (
+          SELECT unnest(delivery_ids) AS id, started_at FROM expired
+        )
+        UPDATE webhook_deliveries d
+        SET attempt_count = d.attempt_count + 1, round_attempts = d.round_attempts + 1, updated_at = ${now},
+            attempts = d.attempts || json_build_object(
+              'number', d.attempt_count + 1, 'startedAt', c.started_at, 'finishedAt', null, 'statusCode', null,
+              'latencyMs', null, 'error', null, 'responseBody', null)::text || ${'\n'}
+        FROM cut_off c
+        WHERE d.id = c.id AND d.state = 'pending'
+        RETURNING d.id
+      `.execute(db);
+      return rows.length;
     },
 
     /**
-     * Claims up to `limit` due deliveries of every account in one statement: a claimed delivery's due time moves to
-     * `leaseUntil`, so two dispatchers never take the same one, and an attempt lost with its process is made again once
-     * the lease ends (the lost attempt is recorded then, unfinished). A delivery waits while an earlier one of the same
-     * subject to the same endpoint has not had its first attempt (events of a call go out in order).
+     * Claims up to `limit` due deliveries of every account under one lease row. Run in a transaction, after
+     * `takeOverExpiredLeases`. Claims take turns (an advisory lock held to the end of the transaction), so each sees
+     * every lease committed before it and never takes a leased delivery. A delivery that followed an unsent one of the
+     * same subject waits until that one's first attempt has ended (events of a call go out in order).
      */
-    async claimDue(now: Date, limit: number, leaseUntil: Date): Promise<ClaimedDelivery[]> {
-      // Run in a transaction. The due index is read in order and the scan stops at `limit`, however long the backlog:
-      // where statistics are missing (the embedded database never analyzes) the planner would otherwise read every
-      // due row and sort them, for every batch.
-      await sql`SET LOCAL enable_bitmapscan = off`.execute(db);
-      await sql`SET LOCAL enable_sort = off`.execute(db);
+    async claimDue(now: Date, limit: number, lease: { id: string; until: Date }): Promise<ClaimedDelivery[]> {
+      // The turn, and the plan: the due index is read in order and the scan stops at `limit`, however long the
+      // backlog. Where statistics are missing (the embedded database never analyzes) the planner would otherwise read
+      // every due row and sort them. One statement, as each costs a round trip.
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended('parley:webhooks:claim', 0)),
+                       set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`.execute(db);
       const { rows } = await sql<ClaimedDelivery>`
-        WITH due AS (
-          SELECT d.id, d.account_id, d.attempt_count, d.attempt_started_at FROM webhook_deliveries d
+        WITH leased AS (
+          SELECT unnest(delivery_ids) AS id FROM webhook_dispatch_leases
+        ), due AS (
+          SELECT d.id, d.account_id, d.endpoint_id, d.event_type, d.body, d.attempt_count + 1 AS attempt_number,
+                 d.round_attempts + 1 AS round_attempts, d.xmin::text AS version
+          FROM webhook_deliveries d
           JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
           WHERE d.state = 'pending' AND d.next_attempt_at <= ${now}
-            AND (d.leased_until IS NULL OR d.leased_until <= ${now})
-            AND (d.first_attempt_done OR d.subject_id IS NULL OR NOT EXISTS (
+            AND d.id NOT IN (SELECT id FROM leased)
+            AND (NOT d.follows_unsent OR d.first_attempt_done OR NOT EXISTS (
               SELECT 1 FROM webhook_deliveries p
               WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending'
                 AND NOT p.first_attempt_done AND (p.occurred_at, p.seq) < (d.occurred_at, d.seq)))
           ORDER BY d.next_attempt_at
           LIMIT ${limit}
-          FOR UPDATE OF d SKIP LOCKED
-        ), claimed AS (
-          UPDATE webhook_deliveries w
-          SET attempt_count = w.attempt_count + 1, round_attempts = w.round_attempts + 1,
-              leased_until = ${leaseUntil}, attempt_started_at = ${now}, updated_at = ${now}
-          FROM due WHERE w.id = due.id
-          RETURNING w.id, w.account_id, w.endpoint_id, w.event_type, w.subject_id, w.body, w.attempt_count,
-                    w.round_attempts, w.first_attempt_done, w.leased_until AS lease_until,
-                    w.attempt_started_at AS started_at
-        ), cut_off AS (
-          INSERT INTO webhook_attempts (delivery_id, number, account_id, started_at)
-          SELECT id, attempt_count, account_id, attempt_started_at FROM due WHERE attempt_started_at IS NOT NULL
-          ON CONFLICT (delivery_id, number) DO NOTHING
+        ), leasing AS (
+          INSERT INTO webhook_dispatch_leases (id, started_at, leased_until, delivery_ids)
+          SELECT ${lease.id}, ${now}, ${lease.until}, array_agg(id) FROM due HAVING count(*) > 0
         )
-        SELECT c.*, e.url, e.secret_encrypted, e.previous_secret_encrypted, e.previous_secret_expires_at
-        FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id
+        SELECT * FROM due
       `.execute(db);
       return rows;
     },
 
-    /**
-     * Writes a batch of ended attempts in one statement (over the unfinished record of one cut off meanwhile). The
-     * rows go as one array per column: a few parameters instead of nine per row.
-     */
-    async recordAttempts(attempts: EndedAttempt[]) {
-      if (attempts.length === 0) return;
-      const column = <T>(pick: (a: EndedAttempt) => T) => attempts.map(pick);
-      await sql`INSERT INTO webhook_attempts
-          (account_id, delivery_id, number, started_at, finished_at, status_code, latency_ms, error, response_excerpt)
-        SELECT * FROM unnest(
-          ${column((a) => a.accountId)}::uuid[], ${column((a) => a.deliveryId)}::uuid[], ${column((a) => a.number)}::int[],
-          ${column((a) => a.startedAt.toISOString())}::timestamptz[], ${column((a) => a.finishedAt.toISOString())}::timestamptz[],
-          ${column((a) => a.statusCode)}::int[], ${column((a) => a.latencyMs)}::int[], ${column((a) => a.error)}::text[],
-          ${column((a) => a.responseExcerpt)}::text[])
-        ON CONFLICT (delivery_id, number) DO UPDATE SET
-          finished_at = excluded.finished_at, status_code = excluded.status_code, latency_ms = excluded.latency_ms,
-          error = excluded.error, response_excerpt = excluded.response_excerpt
-      `.execute(db);
+    /** The endpoints' addresses and secrets, read once per batch. */
+    endpointsByIds(ids: string[]) {
+      return db
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'url', 'secret_encrypted', 'previous_secret_encrypted', 'previous_secret_expires_at'])
+        .where('id', '=', sql<string>`ANY(${ids}::uuid[])`)
+        .execute();
+    },
+
+    /** A dispatcher still at work keeps its batch. */
+    async extendLease(id: string, until: Date) {
+      await db.updateTable('webhook_dispatch_leases').set({ leased_until: until }).where('id', '=', id).execute();
+    },
+
+    /** Ends a batch's lease; false when it had run out and another dispatcher took the batch over. */
+    async releaseLease(id: string): Promise<boolean> {
+      const released = await db.deleteFrom('webhook_dispatch_leases').where('id', '=', id).returning('id').execute();
+      return released.length > 0;
     },
 
     /**
-     * Marks delivered the deliveries still under the lease their attempts were claimed with (not stopped, redelivered,
-     * or taken again by another dispatcher meanwhile). One statement for a batch; answers the ids settled.
+     * Records a batch of ended attempts, one row write each: the attempt joins its delivery's log, and the delivery
+     * moves on (delivered, due for its retry, or abandoned) unless something changed it since the claim (it was
+     * stopped or sent again): then only the attempt is recorded. An attempt taken over meanwhile (recorded as cut off)
+     * is not recorded again. The rows go as one array per column.
      */
-    async settleSucceeded(ids: string[], leaseUntil: Date, at: Date): Promise<string[]> {
-      if (ids.length === 0) return [];
-      // The ids as one array parameter: a batch of a hundred costs what one does to send.
-      const { rows } = await sql<{ id: string }>`
-        UPDATE webhook_deliveries
-        SET state = 'succeeded', next_attempt_at = NULL, leased_until = NULL, attempt_started_at = NULL,
-            first_attempt_done = true, updated_at = ${at}
-        WHERE id = ANY(${ids}::uuid[]) AND leased_until = ${leaseUntil}
-        RETURNING id
+    async recordOutcomes(outcomes: AttemptOutcome[], settledAt: Date) {
+      if (outcomes.length === 0) return;
+      const column = <T>(pick: (o: AttemptOutcome) => T) => outcomes.map(pick);
+      const ids = column((o) => o.deliveryId);
+      // The row's xmin (the transaction that last wrote it) is the version read at the claim: any write since moves it.
+      await sql`
+        UPDATE webhook_deliveries d
+        SET attempts = d.attempts || o.attempt || ${'\n'},
+            attempt_count = o.attempt_number,
+            first_attempt_done = true,
+            state = CASE WHEN d.xmin = o.version THEN o.state ELSE d.state END,
+            next_attempt_at = CASE WHEN d.xmin = o.version THEN o.next_attempt_at ELSE d.next_attempt_at END,
+            round_attempts = CASE WHEN d.xmin = o.version THEN d.round_attempts + 1 ELSE d.round_attempts END,
+            updated_at = CASE WHEN d.xmin = o.version THEN ${settledAt} ELSE d.updated_at END
+        FROM unnest(
+          ${ids}::uuid[], ${column((o) => o.version)}::xid[], ${column((o) => o.attemptNumber)}::int[],
+          ${column((o) => JSON.stringify(o.attempt))}::text[], ${column((o) => o.state)}::text[],
+          ${column((o) => o.nextAttemptAt?.toISOString() ?? null)}::timestamptz[]
+        ) AS o(id, version, attempt_number, attempt, state, next_attempt_at)
+        WHERE d.id = ANY(${ids}::uuid[]) AND d.id = o.id AND d.attempt_count = o.attempt_number - 1
       `.execute(db);
-      return rows.map((row) => row.id);
-    },
-
-    /** A failed attempt's delivery waits for its retry or is abandoned, if still under the attempt's lease. */
-    async settleFailed(
-      accountId: string,
-      id: string,
-      leaseUntil: Date,
-      changes: { state: 'pending' | 'abandoned'; next_attempt_at: Date | null; updated_at: Date },
-    ): Promise<boolean> {
-      const row = await db
-        .updateTable('webhook_deliveries')
-        .set({ ...changes, leased_until: null, attempt_started_at: null, first_attempt_done: true })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .where('leased_until', '=', leaseUntil)
-        .returning('id')
-        .executeTakeFirst();
-      return row !== undefined;
     },
 
     /** Every pending delivery of an endpoint stops (it was disabled). */
@@ -286,7 +285,6 @@ export function webhookQueries(db: Executor) {
           state: 'pending',
           round_attempts: 0,
           next_attempt_at: now,
-          leased_until: null,
           first_attempt_done: true,
           updated_at: now,
         })
@@ -305,7 +303,6 @@ export function webhookQueries(db: Executor) {
           state: 'pending',
           round_attempts: 0,
           next_attempt_at: now,
-          leased_until: null,
           first_attempt_done: true,
           updated_at: now,
         })
@@ -317,10 +314,17 @@ export function webhookQueries(db: Executor) {
         .execute();
     },
 
-    /** Retention across accounts (their attempts go with them). */
-    async deleteDeliveriesBefore(before: Date): Promise<number> {
+    /** Every endpoint of every account, for retention. */
+    allEndpoints() {
+      return db.selectFrom('webhook_endpoints').select(['account_id', 'id']).execute();
+    },
+
+    /** Retention: an endpoint's finished deliveries created before `before` (their attempts go with them). */
+    async deleteDeliveriesBefore(accountId: string, endpointId: string, before: Date): Promise<number> {
       const result = await db
         .deleteFrom('webhook_deliveries')
+        .where('account_id', '=', accountId)
+        .where('endpoint_id', '=', endpointId)
         .where('created_at', '<', before)
         .where('state', '!=', 'pending')
         .executeTakeFirst();

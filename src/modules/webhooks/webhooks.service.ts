@@ -21,10 +21,10 @@ import { workAdded } from '../../jobs/wake.js';
 import type { CallsService } from '../calls/calls.service.js';
 import { createWebhookSender, refusalOf, type Lookup, type WebhookSender } from './webhook-http.js';
 import type {
+  AttemptOutcome,
   ClaimedDelivery,
   DeliveryRow,
   EndpointRow,
-  EndedAttempt,
   NewDelivery,
   WebhooksRepo,
   WebhooksTx,
@@ -36,14 +36,24 @@ import {
   type RedeliverSinceInput,
   type UpdateWebhookInput,
 } from './webhooks.schemas.js';
-import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks.tables.js';
+import {
+  TEST_EVENT_TYPE,
+  WEBHOOK_EVENT_TYPES,
+  type AttemptRecord,
+  type WebhookEventType,
+} from './webhooks.tables.js';
 
 /** Waits before the retries of a failed delivery, in seconds; after the last one fails the delivery is abandoned. */
 export const RETRY_DELAYS_SECONDS = [5, 30, 120] as const;
 /** Consecutive failed attempts (across deliveries) that disable an endpoint. */
 export const AUTO_DISABLE_AFTER = 10;
-/** A claimed attempt not settled after this long (its process died) is made again. Longer than the 10 s timeout. */
+/**
+ * A batch's lease: renewed while its dispatcher works, so one that runs out belonged to a process that died, and its
+ * attempts are made again. Longer than the 10 s timeout of one attempt.
+ */
 const ATTEMPT_LEASE_MS = 60_000;
+/** How often a dispatcher looks for leases that ran out (a statement per claim would cost as much as the claim). */
+const TAKE_OVER_EVERY_MS = 10_000;
 /** Deliveries one dispatcher lane claims per statement. */
 const DISPATCH_BATCH = 100;
 /** Dispatcher lanes per worker process: one sends a batch while another claims or records one. */
@@ -65,6 +75,17 @@ export interface WebhooksDeps {
 
 const isWebhookEvent = (type: string): type is WebhookEventType =>
   (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
+/** An attempt made by the dispatcher, as it ended. */
+interface EndedAttempt {
+  delivery: ClaimedDelivery;
+  startedAt: Date;
+  finishedAt: Date;
+  statusCode: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+}
+
 const attemptSucceeded = (attempt: EndedAttempt) =>
   attempt.error === null && attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
 const hmacHex = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('hex');
@@ -195,12 +216,12 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   /** Each endpoint's failure streak after a batch of its attempts (in the order they ended); the 10th failure in a row disables it. */
-  async function countStreaks(tx: WebhooksTx, outcomes: Array<{ delivery: ClaimedDelivery; attempt: EndedAttempt }>) {
-    const byEndpoint = new Map<string, typeof outcomes>();
-    for (const outcome of outcomes) {
-      const ended = byEndpoint.get(outcome.delivery.endpoint_id);
-      if (ended) ended.push(outcome);
-      else byEndpoint.set(outcome.delivery.endpoint_id, [outcome]);
+  async function countStreaks(tx: WebhooksTx, attempts: EndedAttempt[]) {
+    const byEndpoint = new Map<string, EndedAttempt[]>();
+    for (const attempt of attempts) {
+      const ended = byEndpoint.get(attempt.delivery.endpoint_id);
+      if (ended) ended.push(attempt);
+      else byEndpoint.set(attempt.delivery.endpoint_id, [attempt]);
     }
     for (const [endpointId, ended] of byEndpoint) {
       const accountId = ended[0]!.delivery.account_id;
@@ -208,7 +229,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       if (!endpoint) continue;
       let streak = endpoint.failure_streak;
       let disabledBy: EndedAttempt | undefined;
-      for (const { attempt } of ended.sort((a, b) => a.attempt.finishedAt.getTime() - b.attempt.finishedAt.getTime())) {
+      for (const attempt of ended.sort((a, b) => a.finishedAt.getTime() - b.finishedAt.getTime())) {
         streak = attemptSucceeded(attempt) ? 0 : streak + 1;
         if (endpoint.enabled && !disabledBy && streak >= AUTO_DISABLE_AFTER) disabledBy = attempt;
       }
@@ -228,11 +249,13 @@ export function createWebhooksService(deps: WebhooksDeps) {
     }
   }
 
-  async function deliveriesPage(accountId: string, rows: DeliveryRow[]) {
-    const attempts = await repo.attemptsOf(
-      accountId,
-      rows.map((r) => r.id),
-    );
+  const iso = (time: string) => new Date(time).toISOString();
+  const attemptsOf = (lines: string) =>
+    lines
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as AttemptRecord);
+  function deliveriesPage(rows: DeliveryRow[]) {
     return rows.map((row) => ({
       id: row.id,
       webhookId: row.endpoint_id,
@@ -241,17 +264,15 @@ export function createWebhooksService(deps: WebhooksDeps) {
       occurredAt: row.occurred_at.toISOString(),
       state: row.state,
       nextAttemptAt: row.state === 'pending' ? (row.next_attempt_at?.toISOString() ?? null) : null,
-      attempts: attempts
-        .filter((a) => a.delivery_id === row.id)
-        .map((a) => ({
-          number: a.number,
-          startedAt: a.started_at.toISOString(),
-          finishedAt: a.finished_at?.toISOString() ?? null,
-          statusCode: a.status_code,
-          latencyMs: a.latency_ms,
-          error: a.error ?? (a.finished_at ? null : 'interrupted: the attempt did not finish (the worker stopped)'),
-          responseBody: a.response_excerpt,
-        })),
+      attempts: attemptsOf(row.attempts).map((a) => ({
+        number: a.number,
+        startedAt: iso(a.startedAt),
+        finishedAt: a.finishedAt === null ? null : iso(a.finishedAt),
+        statusCode: a.statusCode,
+        latencyMs: a.latencyMs,
+        error: a.error ?? (a.finishedAt ? null : 'interrupted: the attempt did not finish (the worker stopped)'),
+        responseBody: a.responseBody,
+      })),
       createdAt: row.created_at.toISOString(),
     }));
   }
@@ -284,11 +305,17 @@ export function createWebhooksService(deps: WebhooksDeps) {
     };
   }
 
+  type DispatchEndpoint = Pick<
+    EndpointRow,
+    'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'
+  >;
+
   /** Sends one claimed attempt; never throws (a failure is the attempt's result). */
-  async function send(delivery: ClaimedDelivery): Promise<EndedAttempt> {
-    const { t, header } = await signatureFor(delivery, delivery.body, clock.now());
+  async function send(delivery: ClaimedDelivery, endpoint: DispatchEndpoint): Promise<EndedAttempt> {
+    const startedAt = clock.now();
+    const { t, header } = await signatureFor(endpoint, delivery.body, startedAt);
     const result = await http().post(
-      delivery.url,
+      endpoint.url,
       {
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
@@ -300,10 +327,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
       delivery.body,
     );
     return {
-      accountId: delivery.account_id,
-      deliveryId: delivery.id,
-      number: delivery.attempt_count,
-      startedAt: delivery.started_at,
+      delivery,
+      startedAt,
       finishedAt: clock.now(),
       statusCode: result.statusCode,
       latencyMs: result.latencyMs,
@@ -312,46 +337,70 @@ export function createWebhooksService(deps: WebhooksDeps) {
     };
   }
 
-  /**
-   * Records a batch of ended attempts and moves their deliveries on in one transaction: delivered; due again after
-   * the retry's wait; or abandoned after the last retry. The endpoints' failure streaks count them in the order they
-   * ended.
-   */
-  async function settle(claimed: ClaimedDelivery[], attempts: EndedAttempt[]) {
-    const settledAt = clock.now();
-    await repo.transaction(async (tx) => {
-      await tx.recordAttempts(attempts);
-      const delivered = new Map<number, string[]>();
-      for (const [i, delivery] of claimed.entries()) {
-        const attempt = attempts[i]!;
-        if (attemptSucceeded(attempt)) {
-          const lease = delivery.lease_until.getTime();
-          const ids = delivered.get(lease);
-          if (ids) ids.push(delivery.id);
-          else delivered.set(lease, [delivery.id]);
-          continue;
-        }
-        const delay = RETRY_DELAYS_SECONDS[delivery.round_attempts - 1];
-        await tx.settleFailed(delivery.account_id, delivery.id, delivery.lease_until, {
-          state: delay === undefined ? 'abandoned' : 'pending',
-          next_attempt_at: delay === undefined ? null : new Date(attempt.finishedAt.getTime() + delay * 1000),
-          updated_at: attempt.finishedAt,
-        });
-      }
-      for (const [lease, ids] of delivered) await tx.settleSucceeded(ids, new Date(lease), settledAt);
-      await countStreaks(
-        tx,
-        claimed.map((delivery, i) => ({ delivery, attempt: attempts[i]! })),
-      );
-    });
+  /** Where an attempt's delivery goes next: delivered; due again after the retry's wait; or abandoned after the last. */
+  function outcomeOf(attempt: EndedAttempt): AttemptOutcome {
+    const { delivery, finishedAt } = attempt;
+    const delay = RETRY_DELAYS_SECONDS[delivery.round_attempts - 1];
+    return {
+      deliveryId: delivery.id,
+      attemptNumber: delivery.attempt_number,
+      version: delivery.version,
+      attempt: {
+        number: delivery.attempt_number,
+        startedAt: attempt.startedAt.toISOString(),
+        finishedAt: finishedAt.toISOString(),
+        statusCode: attempt.statusCode,
+        latencyMs: attempt.latencyMs,
+        error: attempt.error,
+        responseBody: attempt.responseExcerpt,
+      },
+      ...(attemptSucceeded(attempt)
+        ? { state: 'succeeded', nextAttemptAt: null }
+        : delay === undefined
+          ? { state: 'abandoned', nextAttemptAt: null }
+          : { state: 'pending', nextAttemptAt: new Date(finishedAt.getTime() + delay * 1000) }),
+    };
   }
 
-  /** One batch: claims due deliveries, sends them (through `limited`), records the results. */
+  /**
+   * One batch: claims due deliveries under one lease (renewed while the batch is sent), sends them through
+   * `limited`, and records how they ended in one transaction, with the endpoints' failure streaks counted in the
+   * order the attempts ended.
+   */
+  let nextTakeOverAt = 0;
   async function dispatchBatch(limit: number, limited: Limiter): Promise<{ attempted: number }> {
     const now = clock.now();
-    const claimed = await repo.transaction((tx) => tx.claimDue(now, limit, new Date(now.getTime() + ATTEMPT_LEASE_MS)));
+    const lease = { id: newId(), until: new Date(now.getTime() + ATTEMPT_LEASE_MS) };
+    const takeOver = now.getTime() >= nextTakeOverAt;
+    if (takeOver) nextTakeOverAt = now.getTime() + TAKE_OVER_EVERY_MS;
+    const { claimed, endpoints } = await repo.transaction(async (tx) => {
+      if (takeOver) await tx.takeOverExpiredLeases(now);
+      const claimed = await tx.claimDue(now, limit, lease);
+      const endpointIds = [...new Set(claimed.map((delivery) => delivery.endpoint_id))];
+      const endpoints = endpointIds.length > 0 ? await tx.endpointsByIds(endpointIds) : [];
+      return { claimed, endpoints: new Map(endpoints.map((endpoint) => [endpoint.id, endpoint])) };
+    });
     if (claimed.length === 0) return { attempted: 0 };
-    await settle(claimed, await Promise.all(claimed.map((delivery) => limited(() => send(delivery)))));
+    const renewal = setInterval(() => {
+      repo.extendLease(lease.id, new Date(clock.now().getTime() + ATTEMPT_LEASE_MS)).catch(() => {
+        // The next renewal tries again; a lease that runs out only means the batch's attempts are made again.
+      });
+    }, ATTEMPT_LEASE_MS / 3);
+    renewal.unref();
+    try {
+      // An endpoint is read in the claim's transaction, which only claims deliveries of enabled endpoints.
+      const ended = await Promise.all(
+        claimed.map((delivery) => limited(() => send(delivery, endpoints.get(delivery.endpoint_id)!))),
+      );
+      await repo.transaction(async (tx) => {
+        // A lease that ran out was taken over: its attempts are already recorded as cut off, and made again.
+        if (!(await tx.releaseLease(lease.id))) return;
+        await tx.recordOutcomes(ended.map(outcomeOf), clock.now());
+        await countStreaks(tx, ended);
+      });
+    } finally {
+      clearInterval(renewal);
+    }
     return { attempted: claimed.length };
   }
 
@@ -464,14 +513,14 @@ export function createWebhooksService(deps: WebhooksDeps) {
         { state: query.state, eventType: query.eventType },
         page,
       );
-      return envelope('deliveries', await deliveriesPage(auth.accountId, items), total, page);
+      return envelope('deliveries', deliveriesPage(items), total, page);
     },
 
     async getDelivery(auth: Auth, id: string, deliveryId: string) {
       await requireEndpoint(auth.accountId, id);
       const row = await repo.findEndpointDelivery(auth.accountId, id, deliveryId);
       if (!row) throw notFound('Delivery');
-      return (await deliveriesPage(auth.accountId, [row]))[0]!;
+      return deliveriesPage([row])[0]!;
     },
 
     async redeliver(auth: Auth, id: string, deliveryId: string) {
@@ -549,8 +598,13 @@ export function createWebhooksService(deps: WebhooksDeps) {
     },
 
     /** Deletes finished delivery records (and their attempts) older than the retention period. */
-    prune() {
-      return repo.deleteDeliveriesBefore(new Date(clock.now().getTime() - config.retentionDays * 86_400_000));
+    async prune() {
+      const before = new Date(clock.now().getTime() - config.retentionDays * 86_400_000);
+      let deleted = 0;
+      for (const endpoint of await repo.allEndpoints()) {
+        deleted += await repo.deleteDeliveriesBefore(endpoint.account_id, endpoint.id, before);
+      }
+      return deleted;
     },
 
     async close() {

@@ -51,22 +51,29 @@ export interface WebhookDeliveriesTable {
   round_attempts: Generated<number>;
   next_attempt_at: Date | null;
   first_attempt_done: Generated<boolean>;
-  leased_until: Date | null;
-  attempt_started_at: Date | null;
+  follows_unsent: Generated<boolean>;
+  /** Every attempt, one JSON object (an AttemptRecord) per line, oldest first. */
+  attempts: ColumnType<string, never, never>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
 
-export interface WebhookAttemptsTable {
-  delivery_id: string;
+/** One attempt of a delivery, as kept in its row (times as ISO strings); finishedAt null: cut off with its process. */
+export interface AttemptRecord {
   number: number;
-  account_id: string;
-  started_at: Timestamp;
-  finished_at: Date | null;
-  status_code: number | null;
-  latency_ms: number | null;
+  startedAt: string;
+  finishedAt: string | null;
+  statusCode: number | null;
+  latencyMs: number | null;
   error: string | null;
-  response_excerpt: string | null;
+  responseBody: string | null;
+}
+
+export interface WebhookDispatchLeasesTable {
+  id: string;
+  started_at: Date;
+  leased_until: Date;
+  delivery_ids: string[];
 }
 
 export interface WebhookKeysTable {
@@ -77,6 +84,6 @@ export interface WebhookKeysTable {
 export interface WebhooksTables {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
-  webhook_attempts: WebhookAttemptsTable;
+  webhook_dispatch_leases: WebhookDispatchLeasesTable;
   webhook_keys: WebhookKeysTable;
 }
