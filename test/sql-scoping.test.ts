@@ -188,24 +188,27 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
       },
     ]),
   'webhooks.recordOutcomes': (q) =>
-    q.recordOutcomes([
-      {
-        deliveryId: ID,
-        attemptNumber: 1,
-        version: '1',
-        attempt: {
-          number: 1,
-          startedAt: new Date().toISOString(),
-          finishedAt: new Date().toISOString(),
-          statusCode: 200,
-          latencyMs: 1,
-          error: null,
-          responseBody: null,
+    q.recordOutcomes(
+      [
+        {
+          deliveryId: ID,
+          attemptNumber: 1,
+          version: '1',
+          attempt: {
+            number: 1,
+            startedAt: new Date().toISOString(),
+            finishedAt: new Date().toISOString(),
+            statusCode: 200,
+            latencyMs: 1,
+            error: null,
+            responseBody: null,
+          },
+          state: 'succeeded',
+          nextAttemptAt: null,
         },
-        state: 'succeeded',
-        nextAttemptAt: null,
-      },
-    ], new Date()),
+      ],
+      new Date(),
+    ),
   'webhooks.claimDue': (q) => q.claimDue(new Date(), 10, { id: ID, until: new Date() }),
   'webhooks.endpointsByIds': (q) => q.endpointsByIds([ID]),
   'campaigns.settleContacts': (q) => q.settleContacts(ACCOUNT, ID, [{ contactId: ID, state: 'in_call', attempts: 1 }]),

@@ -2,12 +2,7 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
 import { paginate, type Page } from '../../http/pagination.js';
-import type {
-  AttemptRecord,
-  DeliveryState,
-  WebhookDeliveriesTable,
-  WebhookEndpointsTable,
-} from './webhooks.tables.js';
+import type { AttemptRecord, DeliveryState, WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.tables.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -190,7 +185,9 @@ export function webhookQueries(db: Executor) {
       // backlog. Where statistics are missing (the embedded database never analyzes) the planner would otherwise read
       // every due row and sort them. One statement, as each costs a round trip.
       await sql`SELECT pg_advisory_xact_lock(hashtextextended('parley:webhooks:claim', 0)),
-                       set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`.execute(db);
+                       set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`.execute(
+        db,
+      );
       const { rows } = await sql<ClaimedDelivery>`
         WITH leased AS (
           SELECT unnest(delivery_ids) AS id FROM webhook_dispatch_leases

@@ -328,6 +328,41 @@ test('ten failed attempts in a row disable an endpoint with the reason; a succes
   await ok('DELETE', `/webhooks/${endpoint.id}`);
 });
 
+test('a dead endpoint holds a batch for ten failed attempts, not for all of its deliveries', async () => {
+  const target = await receiver({ status: () => 500 });
+  const endpoint = await createEndpoint(target, { events: ['campaign.started'] });
+  // Forty deliveries written in one transaction: the dispatcher claims them in one batch.
+  await inTransaction(kit.t.infra.database.db, async (trx) => {
+    for (let i = 0; i < 40; i++) {
+      const campaignId = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+      await kit.t.services.outbox(trx).emit({
+        type: 'campaign.started',
+        accountId: user.accountId,
+        subject: { type: 'campaign', id: campaignId },
+        data: { campaignId, name: `Dead ${i}`, agentId: campaignId },
+        actor: null,
+      });
+    }
+  });
+  const disabled = await waitFor('the endpoint disabled', async () => {
+    const view = await api(kit.t, user).ok('GET', `/webhooks/${endpoint.id}`);
+    return !view.enabled && view;
+  });
+  assert.match(disabled.disabledReason, /10 consecutive failed deliveries/);
+  const log = await deliveries(endpoint.id);
+  assert.equal(log.length, 40);
+  assert.deepEqual(
+    log.filter((d) => d.state !== 'failed').map((d) => d.state),
+    [],
+    'every delivery stopped with the endpoint',
+  );
+  const attempted = log.filter((d) => d.attempts.length > 0).length;
+  // Ten failures in a row stop the batch's sending; the attempts already under way (WEBHOOK_CONCURRENCY) still end.
+  assert.ok(attempted >= 10 && attempted < 10 + 8, `${attempted} attempted`);
+  assert.equal(target.received.length, attempted);
+  await api(kit.t, user).ok('DELETE', `/webhooks/${endpoint.id}`);
+});
+
 test('a redirect is not followed: it is a failed attempt', async () => {
   const target = await receiver({ status: () => 302 });
   const endpoint = await createEndpoint(target, { events: ['campaign.started'] });
