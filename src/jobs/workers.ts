@@ -13,6 +13,9 @@ import { jobRegistry, workerLoops, type RunnableLoop } from './registry.js';
 import type { JobRegistry, RunnableJob } from './define.js';
 import { addWaker } from './wake.js';
 
+/** How often a queue's other workers (past its first) look for jobs nobody woke them for. */
+const SIBLING_POLL_SECONDS = 30;
+
 export interface JobWorkerOptions {
   db: Db;
   services: Services;
@@ -66,6 +69,11 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
   }
 
   const polling = options.pollingIntervalSeconds ? { pollingIntervalSeconds: options.pollingIntervalSeconds } : {};
+  // A queue's first worker polls; the others poll rarely, and are woken in turn as jobs are found (each fetch costs
+  // a statement, which the embedded database feels: 29 workers polling every 2 s cost a tenth of a core while idle).
+  const siblingPolling = {
+    pollingIntervalSeconds: Math.max(SIBLING_POLL_SECONDS, options.pollingIntervalSeconds ?? 0),
+  };
   for (const [name, definition] of Object.entries(registry)) {
     const concurrency =
       typeof definition.concurrency === 'function'
@@ -76,18 +84,26 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
       typeof definition.batch?.parallel === 'function'
         ? definition.batch.parallel(services.config)
         : (definition.batch?.parallel ?? batchSize);
+    const workerIds: string[] = [];
+    // A worker that found work wakes the next one: more may be waiting (a busy one fetches again once it is done).
+    const wakeNext = (i: number) => {
+      if (concurrency > 1) boss.notifyWorker(workerIds[(i + 1) % concurrency]!);
+    };
     for (let i = 0; i < concurrency; i++) {
-      let workerId = '';
-      const wake = () => boss.notifyWorker(workerId);
+      const wake = () => boss.notifyWorker(workerIds[i]!);
+      const workerPolling = i === 0 ? polling : siblingPolling;
       if (batchSize <= 1) {
-        workerId = await boss.work<unknown>(name, { batchSize: 1, ...polling }, async ([job]) =>
-          job ? runJob(name, definition, job) : undefined,
-        );
+        workerIds[i] = await boss.work<unknown>(name, { batchSize: 1, ...workerPolling }, async ([job]) => {
+          if (!job) return undefined;
+          wakeNext(i);
+          return runJob(name, definition, job);
+        });
         removeWakers.push(addWaker(name, wake));
         continue;
       }
-      workerId = await boss.work<unknown>(name, { batchSize, ...polling }, async (jobs) => {
+      workerIds[i] = await boss.work<unknown>(name, { batchSize, ...workerPolling }, async (jobs) => {
         // A full batch suggests more are waiting: fetch again as soon as this one is done, not at the next poll.
+        if (jobs.length > 0) wakeNext(i);
         if (jobs.length >= batchSize) wake();
         // `parallel` lanes take the batch's jobs in queue order; a failure fails the batch once every job has run.
         let next = 0;
