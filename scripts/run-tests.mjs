@@ -18,6 +18,9 @@ const FILE_TIMEOUT_OVERRIDES_MS = {
   // 2,000 contacts through two dialers and the call engine: about 2 minutes on an idle 2-core machine, over 5 when
   // the machine is loaded (the call engine starts one account's calls one at a time).
   'src/modules/campaigns/campaigns-scale.test.ts': 600_000,
+  // Starts, stops and kills some fifteen service processes, each loading the TypeScript sources: about 3 minutes on an
+  // idle 2-core machine, over 5 when the machine is loaded.
+  'test/lifecycle.test.ts': 600_000,
 };
 const PRELOAD = fileURLToPath(new URL('./preload-dependencies.mjs', import.meta.url));
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
