@@ -1,4 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
+import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 import {
   PostgresAdapter,
   PostgresIntrospector,
@@ -102,13 +102,63 @@ class PGliteConnection implements DatabaseConnection {
       const last = results[results.length - 1];
       return { rows: (last?.rows ?? []) as R[], numAffectedRows: affected(last) };
     }
-    const result = await this.pglite.query<R>(query.sql, query.parameters as unknown[]);
+    const result = await queryInOneTrip<R>(this.pglite, query.sql, query.parameters);
     return { rows: result.rows, numAffectedRows: affected(result) };
   }
 
   async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
     yield await this.executeQuery<R>(query);
   }
+}
+
+const DESCRIBE_PORTAL = protocol.serialize.describe({ type: 'P' });
+const EXECUTE = protocol.serialize.execute({});
+const SYNC = protocol.serialize.sync();
+
+/**
+ * A statement with parameters in one round trip into PGlite: parse, bind, describe, execute and sync as one message.
+ * PGlite's own query() makes six, describing the statement first to type its parameters; here the parameters go as
+ * text, typed by PostgreSQL from the statement, as the PostgreSQL driver sends them in server mode (so both storage
+ * modes send the same thing). A third to half less work per statement.
+ */
+async function queryInOneTrip<R>(pglite: PGlite, text: string, params: readonly unknown[]): Promise<Results<R>> {
+  const values = params.map(parameterText);
+  const parts = [protocol.serialize.parse({ text, types: [] }), protocol.serialize.bind({ values }), DESCRIBE_PORTAL];
+  parts.push(EXECUTE, SYNC);
+  const message = new Uint8Array(parts.reduce((length, part) => length + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    message.set(part, offset);
+    offset += part.length;
+  }
+  try {
+    const { messages } = await pglite.execProtocol(message);
+    return parse.parseResults(messages, pglite.parsers)[0] as Results<R>;
+  } catch (error) {
+    // With the statement and its parameters, as PGlite's query() gives them.
+    if (error instanceof Error && 'code' in error) Object.assign(error, { query: text, params });
+    throw error;
+  }
+}
+
+/** A parameter as text, the way the PostgreSQL driver writes it (arrays as array literals, objects as JSON). */
+function parameterText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Uint8Array) return `\\x${Buffer.from(value).toString('hex')}`;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return arrayLiteral(value);
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function arrayLiteral(items: readonly unknown[]): string {
+  const elements = items.map((item) => {
+    if (item === null || item === undefined) return 'NULL';
+    if (Array.isArray(item)) return arrayLiteral(item);
+    const text = parameterText(item)!;
+    return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  });
+  return `{${elements.join(',')}}`;
 }
 
 function affected(result: { affectedRows?: number } | undefined): bigint | undefined {
