@@ -5,12 +5,11 @@
  *
  * The receiver is a plain node:http server in a child process (its own event loop) answering 200. The service runs
  * in this process with its job workers (PGlite unless DATABASE_URL is set), one endpoint subscribed to
- * campaign.started. EVENTS events are written through the outbox in transactions of BATCH, as a module writes them;
- * each becomes a fan-out job, then a delivery and an attempt (claim, sign, POST, record).
- * Reported: deliveries per second (first event written to last delivery received), event-to-delivery latency p50/p99
- * (occurredAt to arrival, same machine clock), and the same number of POSTs of the same bodies by a bare undici loop
- * at the same concurrency (WEBHOOK_CONCURRENCY, default 8). PACE_MS pauses after each transaction (a trickle);
- * POLL_SECONDS sets the workers' polling interval (pg-boss's default, 2 s, unless set).
+ * call.connected. Events are written through the outbox in transactions of BATCH, as a module writes them; each
+ * writes its delivery in the same transaction, and the dispatcher claims, signs, sends and records them in batches.
+ * Three phases: a backlog drained (throughput, against the bare loop at the same concurrency, WEBHOOK_CONCURRENCY,
+ * default 8, by wall time and by CPU), a steady flow (event-to-delivery latency), and a burst. BACKLOG_ONLY=1 runs the
+ * first phase and the bare loop only; PROFILE=file.cpuprofile profiles the first phase.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
