@@ -123,8 +123,8 @@ const SYNC = protocol.serialize.sync();
  */
 async function queryInOneTrip<R>(pglite: PGlite, text: string, params: readonly unknown[]): Promise<Results<R>> {
   const values = params.map(parameterText);
-  const parts = [protocol.serialize.parse({ text, types: [] }), protocol.serialize.bind({ values }), DESCRIBE_PORTAL];
-  parts.push(EXECUTE, SYNC);
+  const { parse: parseMessage, bind } = protocol.serialize;
+  const parts = [parseMessage({ text, types: [] }), bind({ values }), DESCRIBE_PORTAL, EXECUTE, SYNC];
   const message = new Uint8Array(parts.reduce((length, part) => length + part.length, 0));
   let offset = 0;
   for (const part of parts) {

@@ -303,10 +303,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     };
   }
 
-  type DispatchEndpoint = Pick<
-    EndpointRow,
-    'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'
-  >;
+  type DispatchEndpoint = Secrets & Pick<EndpointRow, 'url'>;
 
   /** Sends one claimed attempt; never throws (a failure is the attempt's result). */
   async function send(delivery: ClaimedDelivery, endpoint: DispatchEndpoint): Promise<EndedAttempt> {
