@@ -385,7 +385,6 @@ export function createCallOperations(deps: CallOperationsDeps) {
      * than CALLS_HEARTBEAT_STALE_SECONDS.
      */
     async sweepLostCalls() {
-      const mine = runner.liveCallIds();
       const staleMs = config.calls.heartbeatStaleSeconds * 1000;
       const staleBefore = new Date((await repo.databaseNow()).getTime() - staleMs);
       const candidates = await repo.lostCallCandidates(
@@ -393,9 +392,9 @@ export function createCallOperations(deps: CallOperationsDeps) {
       );
       let closed = 0;
       for (const candidate of candidates) {
-        if (mine.has(candidate.id)) continue;
         const ended = await lifecycle.finish(candidate.account_id, candidate.id, (row) => {
-          if (!isLive(row.status)) return null;
+          // Asked on the locked row, not from a list taken earlier: a call claimed since is this process's own.
+          if (!isLive(row.status) || runner.carries(row.id)) return null;
           if (deps.databaseKind !== 'pglite' && row.heartbeat_at && row.heartbeat_at >= staleBefore) return null;
           return lostReport(row);
         });

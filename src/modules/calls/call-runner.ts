@@ -70,6 +70,8 @@ const falls = (callId: string, rate: number) =>
 export function createCallRunner(deps: RunnerDeps) {
   const { lifecycle, repo, contacts, voice, agentLlm, tts, objects, clock, config, runnerId, log } = deps;
   const live = new Map<string, LiveCall>();
+  // Every call this process has begun to claim and not yet finished; `live` holds those past the claim.
+  const carried = new Set<string>();
   /** Set when the process stops: it starts no more calls (queued ones wait for another instance or the restart). */
   let stopping = false;
 
@@ -330,55 +332,66 @@ export function createCallRunner(deps: RunnerDeps) {
     return action ? { ...agent, voicemail: { ...agent.voicemail, action } } : agent;
   }
 
+  /** Claims the call (see lifecycle.claim) and runs it to its end; started false when it cannot start now. */
+  async function claimAndRun(accountId: string, callId: string): Promise<{ started: boolean; status?: string }> {
+    const claimed = await lifecycle.claim(accountId, callId, runnerId, voice.name);
+    if (!claimed) return { started: false };
+    let ended!: () => void;
+    const control: LiveCall = {
+      abort: new AbortController(),
+      line: null,
+      done: new Promise((resolve) => (ended = resolve)),
+    };
+    live.set(callId, control);
+    // Claimed while the process began to stop: it ends at once, like the calls already running.
+    if (stopping) control.abort.abort('server_shutdown');
+    const usage = { current: {} as CallUsage };
+    const beat = setInterval(
+      () =>
+        void repo
+          .heartbeat(accountId, callId, runnerId, usage.current)
+          .catch((error: unknown) => log.warn({ err: error, callId }, 'heartbeat failed')),
+      Math.max(250, (config.heartbeatStaleSeconds * 1000) / 3),
+    );
+    beat.unref();
+    let report: CallReport;
+    try {
+      report = await conduct(
+        accountId,
+        claimed.call,
+        await withCampaignVoicemail(accountId, claimed.call, claimed.agent),
+        control,
+        usage,
+      );
+    } catch (error) {
+      log.error({ err: error, callId }, 'call failed');
+      const reason = `error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500);
+      // Whatever was said so far stays; the call ends now, with its costs to this moment.
+      report = control.line
+        ? { status: 'completed', endReason: reason, endedAt: clock.now(), durationMs: null }
+        : { status: 'failed', endReason: reason, endedAt: clock.now() };
+      const row = await repo.findRow(accountId, callId);
+      if (row?.answered_at) report.durationMs = clock.now().getTime() - row.answered_at.getTime();
+    } finally {
+      clearInterval(beat);
+      live.delete(callId);
+      control.line?.hangup();
+    }
+    const finished = await lifecycle.finish(accountId, callId, report).finally(ended);
+    return { started: true, status: finished?.status };
+  }
+
   return {
     /** Runs the call if it can start now (see lifecycle.claim); resolves when it has ended. */
     async run(accountId: string, callId: string): Promise<{ started: boolean; status?: string }> {
       if (stopping) return { started: false };
-      const claimed = await lifecycle.claim(accountId, callId, runnerId, voice.name);
-      if (!claimed) return { started: false };
-      let ended!: () => void;
-      const control: LiveCall = {
-        abort: new AbortController(),
-        line: null,
-        done: new Promise((resolve) => (ended = resolve)),
-      };
-      live.set(callId, control);
-      // Claimed while the process began to stop: it ends at once, like the calls already running.
-      if (stopping) control.abort.abort('server_shutdown');
-      const usage = { current: {} as CallUsage };
-      const beat = setInterval(
-        () =>
-          void repo
-            .heartbeat(accountId, callId, runnerId, usage.current)
-            .catch((error: unknown) => log.warn({ err: error, callId }, 'heartbeat failed')),
-        Math.max(250, (config.heartbeatStaleSeconds * 1000) / 3),
-      );
-      beat.unref();
-      let report: CallReport;
+      // Carried from before the claim commits: the sweep must never close a call this process is starting as lost.
+      carried.add(callId);
       try {
-        report = await conduct(
-          accountId,
-          claimed.call,
-          await withCampaignVoicemail(accountId, claimed.call, claimed.agent),
-          control,
-          usage,
-        );
-      } catch (error) {
-        log.error({ err: error, callId }, 'call failed');
-        const reason = `error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500);
-        // Whatever was said so far stays; the call ends now, with its costs to this moment.
-        report = control.line
-          ? { status: 'completed', endReason: reason, endedAt: clock.now(), durationMs: null }
-          : { status: 'failed', endReason: reason, endedAt: clock.now() };
-        const row = await repo.findRow(accountId, callId);
-        if (row?.answered_at) report.durationMs = clock.now().getTime() - row.answered_at.getTime();
+        return await claimAndRun(accountId, callId);
       } finally {
-        clearInterval(beat);
-        live.delete(callId);
-        control.line?.hangup();
+        carried.delete(callId);
       }
-      const finished = await lifecycle.finish(accountId, callId, report).finally(ended);
-      return { started: true, status: finished?.status };
     },
 
     /**
@@ -412,8 +425,8 @@ export function createCallRunner(deps: RunnerDeps) {
       return line ? voice.inject(line.providerCallId, text) : false;
     },
 
-    /** Calls this process is running now. */
-    liveCallIds: () => new Set(live.keys()),
+    /** Whether this process is starting or running the call. */
+    carries: (callId: string) => carried.has(callId),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeWav } from '../../lib/wav.js';
 import { errorBody, signUp } from '../../../test/helpers.js';
 import {
@@ -467,4 +468,40 @@ test("PATCH disposition: an active code of the account replaces the engine's; an
   assert.equal((await ok('GET', `/calls/${callId}`)).disposition, 'appointment_booked');
   const viewerless = await send('PATCH', `/calls/${callId}/disposition`, {});
   assert.equal(viewerless.statusCode, 400);
+});
+
+test('the sweep for lost calls, running while calls start, never closes a call this process is starting', async () => {
+  const starting = await callingAccount(
+    kit.t,
+    [PHONES.interested, PHONES.callback, PHONES.notInterested, PHONES.hesitant, PHONES.voicemail].map((phone) => ({
+      phone,
+    })),
+  );
+  // The sweep runs at every start and each minute; here it runs again and again while the calls are claimed.
+  let sweeps = 0;
+  const controller = new AbortController();
+  const sweeping = (async () => {
+    while (!controller.signal.aborted) {
+      await kit.t.services.calls.sweepLostCalls();
+      sweeps++;
+      await sleep(5);
+    }
+  })();
+  let connected;
+  try {
+    const callIds = await Promise.all([...starting.contacts.keys()].map((phone) => placeCall(kit.t, starting, phone)));
+    connected = await Promise.all(
+      callIds.map((id) =>
+        waitForCall(kit.t, starting.user, id, (call) => !['queued', 'dialing', 'ringing'].includes(call.status)),
+      ),
+    );
+  } finally {
+    controller.abort();
+    await sweeping;
+  }
+  assert.ok(sweeps > 0);
+  assert.deepEqual(
+    connected.map((call) => `${call.status} ${call.endReason ?? ''}`.trim()),
+    connected.map(() => 'connected'),
+  );
 });
