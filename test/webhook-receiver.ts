@@ -22,6 +22,8 @@ export interface ReceiverOptions {
   status?: (received: Received) => number;
   /** What `now` the receiver's clock says, in unix seconds (the service may run on a virtual clock). */
   nowSec?: () => number;
+  /** A slow receiver: it answers this long after a delivery arrived. */
+  delayMs?: number;
 }
 
 export async function startReceiver(options: ReceiverOptions) {
@@ -55,8 +57,12 @@ export async function startReceiver(options: ReceiverOptions) {
       received.push(entry);
       const status = options.status?.(entry) ?? 200;
       if (status >= 200 && status < 300) seen.add(deliveryId);
-      if (status >= 300 && status < 400) res.writeHead(status, { location: 'http://127.0.0.1:9/elsewhere' }).end();
-      else res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : `no thanks (${status})`);
+      const answer = () => {
+        if (status >= 300 && status < 400) res.writeHead(status, { location: 'http://127.0.0.1:9/elsewhere' }).end();
+        else res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : `no thanks (${status})`);
+      };
+      if (options.delayMs) setTimeout(answer, options.delayMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -181,28 +181,43 @@ export function webhookQueries(db: Executor) {
      * same subject waits until that one's first attempt has ended (events of a call go out in order).
      */
     async claimDue(now: Date, limit: number, lease: { id: string; until: Date }): Promise<ClaimedDelivery[]> {
-      // The turn, and the plan: the due index is read in order and the scan stops at `limit`, however long the
-      // backlog. Where statistics are missing (the embedded database never analyzes) the planner would otherwise read
-      // every due row and sort them. One statement, as each costs a round trip.
+      // The turn, and the plan: each endpoint's due deliveries are read in order from its index and the scan stops at
+      // its share. Where statistics are missing (the embedded database never analyzes) the planner could otherwise
+      // choose a bitmap scan, which reads every due row of the endpoint. One statement, as each costs a round trip.
       await sql`SELECT pg_advisory_xact_lock(hashtextextended('parley:webhooks:claim', 0)),
-                       set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`.execute(
-        db,
-      );
+                       set_config('enable_bitmapscan', 'off', true)`.execute(db);
+      // Every endpoint with deliveries due gets an equal share of the batch, the longest waiting first: a backlog or a
+      // slow receiver at one endpoint does not hold back the deliveries of the others.
       const { rows } = await sql<ClaimedDelivery>`
         WITH leased AS (
           SELECT unnest(delivery_ids) AS id FROM webhook_dispatch_leases
+        ), waiting AS (
+          SELECT e.id, (SELECT d.next_attempt_at FROM webhook_deliveries d
+                        WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at IS NOT NULL
+                        ORDER BY d.next_attempt_at LIMIT 1) AS oldest
+          FROM webhook_endpoints e
+          WHERE e.enabled
+        ), due_endpoints AS (
+          SELECT id, oldest FROM waiting WHERE oldest <= ${now}
+        ), share AS (
+          SELECT greatest(${limit}::int / count(*), 1) AS size FROM due_endpoints
         ), due AS (
-          SELECT d.id, d.account_id, d.endpoint_id, d.event_type, d.body, d.attempt_count + 1 AS attempt_number,
-                 d.round_attempts + 1 AS round_attempts, d.xmin::text AS version
-          FROM webhook_deliveries d
-          JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
-          WHERE d.state = 'pending' AND d.next_attempt_at <= ${now}
-            AND d.id NOT IN (SELECT id FROM leased)
-            AND (NOT d.follows_unsent OR d.first_attempt_done OR NOT EXISTS (
-              SELECT 1 FROM webhook_deliveries p
-              WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending'
-                AND NOT p.first_attempt_done AND (p.occurred_at, p.seq) < (d.occurred_at, d.seq)))
-          ORDER BY d.next_attempt_at
+          SELECT d.*
+          FROM due_endpoints w
+          CROSS JOIN LATERAL (
+            SELECT d.id, d.account_id, d.endpoint_id, d.event_type, d.body, d.attempt_count + 1 AS attempt_number,
+                   d.round_attempts + 1 AS round_attempts, d.xmin::text AS version
+            FROM webhook_deliveries d
+            WHERE d.endpoint_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= ${now}
+              AND d.id NOT IN (SELECT id FROM leased)
+              AND (NOT d.follows_unsent OR d.first_attempt_done OR NOT EXISTS (
+                SELECT 1 FROM webhook_deliveries p
+                WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending'
+                  AND NOT p.first_attempt_done AND (p.occurred_at, p.seq) < (d.occurred_at, d.seq)))
+            ORDER BY d.next_attempt_at
+            LIMIT (SELECT size FROM share)
+          ) d
+          ORDER BY w.oldest
           LIMIT ${limit}
         ), leasing AS (
           INSERT INTO webhook_dispatch_leases (id, started_at, leased_until, delivery_ids)

@@ -12,7 +12,7 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Auth } from '../../http/auth.js';
 import { envelope, type Page } from '../../http/pagination.js';
 import type { Clock } from '../../lib/clock.js';
-import { createLimiter, type Limiter } from '../../lib/concurrency.js';
+import { createFairLimiter, type FairLimiter } from '../../lib/concurrency.js';
 import type { WorkerLoopContext } from '../../jobs/define.js';
 import { newId } from '../../lib/ids.js';
 import type { DomainEvent } from '../../events/domain-events.js';
@@ -56,6 +56,11 @@ const TAKE_OVER_EVERY_MS = 10_000;
 const DISPATCH_BATCH = 250;
 /** Dispatcher lanes per worker process: one sends a batch while another claims or records one. */
 const DISPATCH_LANES = 2;
+/**
+ * How long a batch starts attempts: those not started by then stay due for the next batch. A batch is recorded once
+ * its last attempt ends, so a slow receiver holds its lane for at most this plus one attempt's timeout.
+ */
+const BATCH_SENDING_MS = 15_000;
 /** The worker loop that sends deliveries; a commit that adds due deliveries wakes it. */
 export const DISPATCH_LOOP = 'webhooks.dispatch';
 export const USER_AGENT = 'Service-Webhook/1.0';
@@ -363,7 +368,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
    * order the attempts ended.
    */
   let nextTakeOverAt = 0;
-  async function dispatchBatch(limit: number, limited: Limiter): Promise<{ attempted: number }> {
+  async function dispatchBatch(limit: number, limited: FairLimiter): Promise<{ attempted: number }> {
     const now = clock.now();
     const lease = { id: newId(), until: new Date(now.getTime() + ATTEMPT_LEASE_MS) };
     const takeOver = now.getTime() >= nextTakeOverAt;
@@ -387,8 +392,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
       // deliveries are not sent meanwhile, so a dead endpoint holds the batch (and the requests it shares) for a few
       // attempts, not for all of its deliveries. They stay pending, and disabling stops them.
       const failingInARow = new Map<string, number>();
+      const stopStartingAt = performance.now() + BATCH_SENDING_MS;
       const attempt = async (delivery: ClaimedDelivery) => {
         if ((failingInARow.get(delivery.endpoint_id) ?? 0) >= AUTO_DISABLE_AFTER) return null;
+        if (performance.now() > stopStartingAt) return null;
         // An endpoint is read in the claim's transaction, which only claims deliveries of enabled endpoints.
         const ended = await send(delivery, endpoints.get(delivery.endpoint_id)!);
         failingInARow.set(
@@ -397,9 +404,10 @@ export function createWebhooksService(deps: WebhooksDeps) {
         );
         return ended;
       };
-      const ended = (await Promise.all(claimed.map((delivery) => limited(() => attempt(delivery))))).filter(
-        (made): made is EndedAttempt => made !== null,
-      );
+      // Endpoints take turns for the requests: a slow one cannot take them all while the others wait behind it.
+      const ended = (
+        await Promise.all(claimed.map((delivery) => limited(delivery.endpoint_id, () => attempt(delivery))))
+      ).filter((made): made is EndedAttempt => made !== null);
       await repo.transaction(async (tx) => {
         // A lease that ran out was taken over: its attempts are already recorded as cut off, and made again.
         if (!(await tx.releaseLease(lease.id))) return;
@@ -583,7 +591,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     async dispatchDue(): Promise<{ attempted: number }> {
       let attempted = 0;
       for (;;) {
-        const batch = await dispatchBatch(DISPATCH_BATCH, createLimiter(config.concurrencyPerWorker));
+        const batch = await dispatchBatch(DISPATCH_BATCH, createFairLimiter(config.concurrencyPerWorker));
         if (batch.attempted === 0) return { attempted };
         attempted += batch.attempted;
       }
@@ -595,7 +603,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
      * The lanes share WEBHOOK_CONCURRENCY requests at once: while one claims or records, the other may use them all.
      */
     async dispatchLoop(context: WorkerLoopContext) {
-      const limited = createLimiter(config.concurrencyPerWorker);
+      const limited = createFairLimiter(config.concurrencyPerWorker);
       const lane = async () => {
         while (!context.signal.aborted) {
           const { attempted } = await dispatchBatch(DISPATCH_BATCH, limited);

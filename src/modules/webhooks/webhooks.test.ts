@@ -5,6 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { asRole, errorBody, signUp, type SignedUp } from '../../../test/helpers.js';
@@ -46,12 +47,13 @@ after(async () => {
   for (const receiver of receivers) await receiver.close();
 });
 
-async function receiver(options: { status?: () => number } = {}) {
+async function receiver(options: { status?: () => number; delayMs?: number } = {}) {
   let secret = '';
   const started = await startReceiver({
     secret: () => secret,
     nowSec,
     ...(options.status ? { status: options.status } : {}),
+    ...(options.delayMs ? { delayMs: options.delayMs } : {}),
   });
   receivers.push(started);
   return Object.assign(started, { setSecret: (value: string) => void (secret = value) });
@@ -361,6 +363,39 @@ test('a dead endpoint holds a batch for ten failed attempts, not for all of its 
   assert.ok(attempted >= 10 && attempted < 10 + 8, `${attempted} attempted`);
   assert.equal(target.received.length, attempted);
   await api(kit.t, user).ok('DELETE', `/webhooks/${endpoint.id}`);
+});
+
+test('a slow endpoint with a backlog does not hold back another: endpoints take turns for the requests', async () => {
+  const slow = await receiver({ delayMs: 1_000 });
+  const fast = await receiver();
+  const slowEndpoint = await createEndpoint(slow, { events: ['campaign.started'] });
+  const fastEndpoint = await createEndpoint(fast, { events: ['campaign.compliance_paused'] });
+  const emitAll = (type: 'campaign.started' | 'campaign.compliance_paused', count: number) =>
+    inTransaction(kit.t.infra.database.db, async (trx) => {
+      for (let i = 0; i < count; i++) {
+        const campaignId = randomUUID();
+        await kit.t.services.outbox(trx).emit({
+          type,
+          accountId: user.accountId,
+          subject: { type: 'campaign', id: campaignId },
+          data: { campaignId, name: `Turns ${i}`, agentId: campaignId },
+          actor: null,
+        });
+      }
+    });
+  // Forty deliveries to the slow endpoint are under way (answered after a second each, WEBHOOK_CONCURRENCY at once)
+  // when five for the other endpoint are written.
+  await emitAll('campaign.started', 40);
+  await waitFor('the slow endpoint receiving', () => slow.received.length > 0);
+  await emitAll('campaign.compliance_paused', 5);
+  const { slowArrivedMeanwhile } = await waitFor('the other endpoint served', () =>
+    fast.received.length === 5 ? { slowArrivedMeanwhile: slow.received.length } : false,
+  );
+  // Waiting in line they would follow all forty; taking turns, they go as the first places free.
+  assert.ok(slowArrivedMeanwhile <= 24, `${slowArrivedMeanwhile} of the slow endpoint's deliveries went first`);
+  await waitFor('the slow backlog delivered', () => slow.received.length === 40);
+  await api(kit.t, user).ok('DELETE', `/webhooks/${slowEndpoint.id}`);
+  await api(kit.t, user).ok('DELETE', `/webhooks/${fastEndpoint.id}`);
 });
 
 test('a redirect is not followed: it is a failed attempt', async () => {
