@@ -600,7 +600,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
     /**
      * The dispatcher of a worker process: lanes that each claim a batch, send it and record it, and go on at once
      * while there is work; idle, they wait for a commit that adds deliveries or for the next poll (retries come due).
-     * The lanes share WEBHOOK_CONCURRENCY requests at once: while one claims or records, the other may use them all.
+     * The lanes share WEBHOOK_CONCURRENCY requests at once, endpoints taking turns for them: while one lane claims or
+     * records, the other may use them all.
      */
     async dispatchLoop(context: WorkerLoopContext) {
       const limited = createFairLimiter(config.concurrencyPerWorker);
