@@ -159,11 +159,12 @@ async function runLoop(
   options: { services: Services; log: Logger; signal: AbortSignal; pollMs: number },
 ) {
   const { signal, log } = options;
-  let wakeUp: (() => void) | undefined;
+  // A loop may idle in several places at once (a dispatcher's lanes): a wake-up wakes every one of them.
+  const sleepers = new Set<() => void>();
   let woken = false;
   const removeWaker = addWaker(name, () => {
-    woken = true;
-    wakeUp?.();
+    if (sleepers.size === 0) woken = true;
+    for (const wake of [...sleepers]) wake();
   });
   const idle = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -175,13 +176,12 @@ async function runLoop(
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
-        wakeUp = undefined;
-        woken = false;
+        sleepers.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       signal.addEventListener('abort', done);
-      wakeUp = done;
+      sleepers.add(done);
     });
   try {
     while (!signal.aborted) {

@@ -23,6 +23,7 @@ import { createWebhookSender, refusalOf, type Lookup, type WebhookSender } from 
 import type {
   AttemptOutcome,
   ClaimedDelivery,
+  ClaimScope,
   DeliveryRow,
   EndpointRow,
   NewDelivery,
@@ -54,7 +55,10 @@ const TAKE_OVER_EVERY_MS = 10_000;
  * the embedded database feels (half a millisecond or more each); larger batches wait longer behind a slow endpoint.
  */
 const DISPATCH_BATCH = 250;
-/** Dispatcher lanes per worker process: one sends a batch while another claims or records one. */
+/**
+ * Dispatcher lanes per worker process: one sends a batch while another claims or records one. One more lane serves
+ * only endpoints that no batch is sending to, so new work is not held back while the others wait on slow receivers.
+ */
 const DISPATCH_LANES = 2;
 /**
  * How long a batch starts attempts: those not started by then stay due for the next batch. A batch is recorded once
@@ -368,14 +372,18 @@ export function createWebhooksService(deps: WebhooksDeps) {
    * order the attempts ended.
    */
   let nextTakeOverAt = 0;
-  async function dispatchBatch(limit: number, limited: FairLimiter): Promise<{ attempted: number }> {
+  async function dispatchBatch(
+    limit: number,
+    limited: FairLimiter,
+    serving: ClaimScope = 'any endpoint',
+  ): Promise<{ attempted: number }> {
     const now = clock.now();
     const lease = { id: newId(), until: new Date(now.getTime() + ATTEMPT_LEASE_MS) };
     const takeOver = now.getTime() >= nextTakeOverAt;
     if (takeOver) nextTakeOverAt = now.getTime() + TAKE_OVER_EVERY_MS;
     const { claimed, endpoints } = await repo.transaction(async (tx) => {
       if (takeOver) await tx.takeOverExpiredLeases(now);
-      const claimed = await tx.claimDue(now, limit, lease);
+      const claimed = await tx.claimDue(now, limit, lease, serving);
       const endpointIds = [...new Set(claimed.map((delivery) => delivery.endpoint_id))];
       const endpoints = endpointIds.length > 0 ? await tx.endpointsByIds(endpointIds) : [];
       return { claimed, endpoints: new Map(endpoints.map((endpoint) => [endpoint.id, endpoint])) };
@@ -605,13 +613,16 @@ export function createWebhooksService(deps: WebhooksDeps) {
      */
     async dispatchLoop(context: WorkerLoopContext) {
       const limited = createFairLimiter(config.concurrencyPerWorker);
-      const lane = async () => {
+      const lane = async (serving: ClaimScope) => {
         while (!context.signal.aborted) {
-          const { attempted } = await dispatchBatch(DISPATCH_BATCH, limited);
+          const { attempted } = await dispatchBatch(DISPATCH_BATCH, limited, serving);
           if (attempted === 0) await context.idle(context.pollMs);
         }
       };
-      await Promise.all(Array.from({ length: DISPATCH_LANES }, lane));
+      await Promise.all([
+        ...Array.from({ length: DISPATCH_LANES }, () => lane('any endpoint')),
+        lane('endpoints no batch is sending to'),
+      ]);
     },
 
     /** Deletes finished delivery records (and their attempts) older than the retention period. */
