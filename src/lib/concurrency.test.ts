@@ -2,47 +2,105 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createFairLimiter } from './concurrency.js';
 
-/** Work that ends when the test says so. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { open, opened };
-}
-
-test('at most the limit run at once; the waiting groups take turns, each in its own order', async () => {
-  const limited = createFairLimiter(2);
+/**
+ * Submits named work in groups to a limiter with `limit` places, then ends the running ones named in `endings`, one at
+ * a time; answers what had started by then, the order all the work started in, and the most that ran at once.
+ */
+async function startOrder(limit: number, submitted: Array<[group: string, name: string]>, endings: string[]) {
+  const limited = createFairLimiter(limit);
   const started: string[] = [];
+  const ends = new Map<string, () => void>();
   let running = 0;
   let peak = 0;
-  const gates = new Map<string, ReturnType<typeof gate>>();
-  const submit = (group: string, name: string) => {
-    const g = gate();
-    gates.set(name, g);
+  const all = submitted.map(([group, name]) => {
+    const ended = new Promise<void>((resolve) => ends.set(name, resolve));
     return limited(group, async () => {
       started.push(name);
       peak = Math.max(peak, ++running);
-      await g.opened;
+      await ended;
       running--;
       return name;
     });
-  };
-  // A group with a backlog is submitted first; two other groups come after it.
-  const all = [
-    ...['a1', 'a2', 'a3', 'a4', 'a5'].map((name) => submit('a', name)),
-    submit('b', 'b1'),
-    submit('b', 'b2'),
-    submit('c', 'c1'),
-  ];
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(started, ['a1', 'a2']);
-  for (const name of ['a1', 'a2', 'a3', 'b1', 'c1', 'a4', 'b2', 'a5']) {
-    gates.get(name)!.open();
-    await new Promise((resolve) => setImmediate(resolve));
+  });
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  await settle();
+  for (const name of endings) {
+    ends.get(name)!();
+    await settle();
   }
-  assert.equal(peak, 2);
-  // a1 and a2 ran first; then each freed place went to the next group in turn: a, b, c, a, b, then a's last.
-  assert.deepEqual(started, ['a1', 'a2', 'a3', 'b1', 'c1', 'a4', 'b2', 'a5']);
-  assert.deepEqual(await Promise.all(all), ['a1', 'a2', 'a3', 'a4', 'a5', 'b1', 'b2', 'c1']);
+  const startedByThen = [...started];
+  for (const end of ends.values()) end();
+  return { startedByThen, started, peak, results: await Promise.all(all) };
+}
+
+test('one group never holds every place: work of another group that comes later starts at once', async () => {
+  const { started } = await startOrder(
+    4,
+    [
+      ['slow', 's1'],
+      ['slow', 's2'],
+      ['slow', 's3'],
+      ['slow', 's4'],
+      ['slow', 's5'],
+      ['quick', 'q1'],
+      ['quick', 'q2'],
+      ['quick', 'q3'],
+    ],
+    ['s1', 's2', 'q1'],
+  );
+  // The slow group took three places and kept one free: q1 started at once. The places freed then went to each group
+  // up to its share of two: q2, then s4, then q3.
+  assert.deepEqual(started.slice(0, 7), ['s1', 's2', 's3', 'q1', 'q2', 's4', 'q3']);
+});
+
+test('the place kept free stays free when the other group is done, for the next work of another group', async () => {
+  const { startedByThen } = await startOrder(
+    4,
+    [
+      ['slow', 's1'],
+      ['slow', 's2'],
+      ['slow', 's3'],
+      ['slow', 's4'],
+      ['quick', 'q1'],
+    ],
+    ['q1'],
+  );
+  assert.deepEqual(startedByThen, ['s1', 's2', 's3', 'q1']);
+});
+
+test('the waiting groups take turns, each in its own order; never more at once than the limit', async () => {
+  const { started, peak, results } = await startOrder(
+    3,
+    [
+      ['a', 'a1'],
+      ['a', 'a2'],
+      ['a', 'a3'],
+      ['a', 'a4'],
+      ['b', 'b1'],
+      ['b', 'b2'],
+      ['c', 'c1'],
+    ],
+    ['a1', 'b1', 'a2', 'c1', 'a3'],
+  );
+  // With three groups a share is one place: each freed place went to the next group in rotation running none.
+  assert.deepEqual(started, ['a1', 'a2', 'b1', 'c1', 'b2', 'a3', 'a4']);
+  assert.equal(peak, 3);
+  assert.deepEqual(results, ['a1', 'a2', 'a3', 'a4', 'b1', 'b2', 'c1']);
+});
+
+test('a single group uses every place but one; a limit of one still runs its work', async () => {
+  const many = await startOrder(
+    4,
+    ['x1', 'x2', 'x3', 'x4', 'x5'].map((name) => ['x', name] as [string, string]),
+    [],
+  );
+  assert.equal(many.peak, 3);
+  const one = await startOrder(
+    1,
+    ['y1', 'y2'].map((name) => ['y', name] as [string, string]),
+    ['y1'],
+  );
+  assert.deepEqual(one.started, ['y1', 'y2']);
 });
 
 test('a failure frees its place like a success', async () => {
