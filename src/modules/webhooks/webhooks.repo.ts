@@ -10,8 +10,8 @@ export type NewEndpoint = Omit<Insertable<WebhookEndpointsTable>, 'account_id'>;
 export type EndpointChanges = Omit<Updateable<WebhookEndpointsTable>, 'id' | 'account_id' | 'created_at'>;
 export type NewDelivery = Omit<Insertable<WebhookDeliveriesTable>, 'account_id'>;
 /** A delivery as the dispatcher claims it. */
-/** Which endpoints a claim serves: any, or only those without deliveries under way in a batch. */
-export type ClaimScope = 'any endpoint' | 'endpoints no batch is sending to';
+/** Which endpoints a claim serves: any, or only these (the quick lane's endpoints known to answer quickly). */
+export type ClaimScope = 'any endpoint' | { only: readonly string[] };
 
 export interface ClaimedDelivery {
   id: string;
@@ -181,8 +181,8 @@ export function webhookQueries(db: Executor) {
      * Claims up to `limit` due deliveries of every account under one lease row. Run in a transaction, after
      * `takeOverExpiredLeases`. Claims take turns (an advisory lock held to the end of the transaction), so each sees
      * every lease committed before it and never takes a leased delivery. A delivery that followed an unsent one of the
-     * same subject waits until that one's first attempt has ended (events of a call go out in order). With `serving`
-     * 'endpoints no batch is sending to', only endpoints without deliveries under way are served.
+     * same subject waits until that one's first attempt has ended (events of a call go out in order). `serving`
+     * narrows the endpoints served (see ClaimScope).
      */
     async claimDue(
       now: Date,
@@ -205,11 +205,7 @@ export function webhookQueries(db: Executor) {
                         WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at IS NOT NULL
                         ORDER BY d.next_attempt_at LIMIT 1) AS oldest
           FROM webhook_endpoints e
-          WHERE e.enabled ${
-            serving === 'any endpoint'
-              ? sql``
-              : sql`AND e.id NOT IN (SELECT unnest(endpoint_ids) FROM webhook_dispatch_leases)`
-          }
+          WHERE e.enabled ${serving === 'any endpoint' ? sql`` : sql`AND e.id = ANY(${serving.only}::uuid[])`}
         ), due_endpoints AS (
           SELECT id, oldest FROM waiting WHERE oldest <= ${now}
         ), share AS (
@@ -233,9 +229,8 @@ export function webhookQueries(db: Executor) {
           ORDER BY w.oldest
           LIMIT ${limit}
         ), leasing AS (
-          INSERT INTO webhook_dispatch_leases (id, started_at, leased_until, delivery_ids, endpoint_ids)
-          SELECT ${lease.id}, ${now}, ${lease.until}, array_agg(id), array_agg(DISTINCT endpoint_id)
-          FROM due HAVING count(*) > 0
+          INSERT INTO webhook_dispatch_leases (id, started_at, leased_until, delivery_ids)
+          SELECT ${lease.id}, ${now}, ${lease.until}, array_agg(id) FROM due HAVING count(*) > 0
         )
         SELECT * FROM due
       `.execute(db);

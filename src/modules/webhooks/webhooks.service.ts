@@ -56,10 +56,13 @@ const TAKE_OVER_EVERY_MS = 10_000;
  */
 const DISPATCH_BATCH = 250;
 /**
- * Dispatcher lanes per worker process: one sends a batch while another claims or records one. One more lane serves
- * only endpoints that no batch is sending to, so new work is not held back while the others wait on slow receivers.
+ * Dispatcher lanes per worker process: one sends a batch while another claims or records one. One more, the quick
+ * lane, serves only endpoints whose last attempt was quick, so their work is not held back while the other lanes wait
+ * on slow receivers (a new endpoint's first delivery goes through the other lanes).
  */
 const DISPATCH_LANES = 2;
+/** An attempt that took this long makes its endpoint slow for the quick lane, until an attempt is quick again. */
+const SLOW_ATTEMPT_MS = 1_000;
 /**
  * How long a batch starts attempts: those not started by then stay due for the next batch. A batch is recorded once
  * its last attempt ends, so a slow receiver holds its lane for at most this plus one attempt's timeout.
@@ -372,6 +375,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
    * order the attempts ended.
    */
   let nextTakeOverAt = 0;
+  // Endpoints whose last attempt from this process was quick (in memory: each process learns them for itself).
+  const quickEndpoints = new Set<string>();
   async function dispatchBatch(
     limit: number,
     limited: FairLimiter,
@@ -379,6 +384,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
   ): Promise<{ attempted: number }> {
     const now = clock.now();
     const lease = { id: newId(), until: new Date(now.getTime() + ATTEMPT_LEASE_MS) };
+    if (serving !== 'any endpoint' && serving.only.length === 0) return { attempted: 0 };
     const takeOver = now.getTime() >= nextTakeOverAt;
     if (takeOver) nextTakeOverAt = now.getTime() + TAKE_OVER_EVERY_MS;
     const { claimed, endpoints } = await repo.transaction(async (tx) => {
@@ -406,6 +412,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
         if (performance.now() > stopStartingAt) return null;
         // An endpoint is read in the claim's transaction, which only claims deliveries of enabled endpoints.
         const ended = await send(delivery, endpoints.get(delivery.endpoint_id)!);
+        if ((ended.latencyMs ?? 0) < SLOW_ATTEMPT_MS) quickEndpoints.add(delivery.endpoint_id);
+        else quickEndpoints.delete(delivery.endpoint_id);
         failingInARow.set(
           delivery.endpoint_id,
           attemptSucceeded(ended) ? 0 : (failingInARow.get(delivery.endpoint_id) ?? 0) + 1,
@@ -613,15 +621,15 @@ export function createWebhooksService(deps: WebhooksDeps) {
      */
     async dispatchLoop(context: WorkerLoopContext) {
       const limited = createFairLimiter(config.concurrencyPerWorker);
-      const lane = async (serving: ClaimScope) => {
+      const lane = async (serving: () => ClaimScope) => {
         while (!context.signal.aborted) {
-          const { attempted } = await dispatchBatch(DISPATCH_BATCH, limited, serving);
+          const { attempted } = await dispatchBatch(DISPATCH_BATCH, limited, serving());
           if (attempted === 0) await context.idle(context.pollMs);
         }
       };
       await Promise.all([
-        ...Array.from({ length: DISPATCH_LANES }, () => lane('any endpoint')),
-        lane('endpoints no batch is sending to'),
+        ...Array.from({ length: DISPATCH_LANES }, () => lane(() => 'any endpoint')),
+        lane(() => ({ only: [...quickEndpoints] })),
       ]);
     },
 

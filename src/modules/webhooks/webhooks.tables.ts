@@ -74,8 +74,6 @@ export interface WebhookDispatchLeasesTable {
   started_at: Date;
   leased_until: Date;
   delivery_ids: string[];
-  /** The endpoints of the batch's deliveries. */
-  endpoint_ids: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 export interface WebhookKeysTable {
