@@ -33,19 +33,13 @@ async function startOrder(limit: number, submitted: Array<[group: string, name: 
   return { startedByThen, started, peak, results: await Promise.all(all) };
 }
 
+/** Work named `names`, all in `group`. */
+const inGroup = (group: string, ...names: string[]) => names.map((name): [string, string] => [group, name]);
+
 test('one group never holds every place: work of another group that comes later starts at once', async () => {
   const { started } = await startOrder(
     4,
-    [
-      ['slow', 's1'],
-      ['slow', 's2'],
-      ['slow', 's3'],
-      ['slow', 's4'],
-      ['slow', 's5'],
-      ['quick', 'q1'],
-      ['quick', 'q2'],
-      ['quick', 'q3'],
-    ],
+    [...inGroup('slow', 's1', 's2', 's3', 's4', 's5'), ...inGroup('quick', 'q1', 'q2', 'q3')],
     ['s1', 's2', 'q1'],
   );
   // The slow group took three places and kept one free: q1 started at once. The places freed then went to each group
@@ -56,13 +50,7 @@ test('one group never holds every place: work of another group that comes later 
 test('the place kept free stays free when the other group is done, for the next work of another group', async () => {
   const { startedByThen } = await startOrder(
     4,
-    [
-      ['slow', 's1'],
-      ['slow', 's2'],
-      ['slow', 's3'],
-      ['slow', 's4'],
-      ['quick', 'q1'],
-    ],
+    [...inGroup('slow', 's1', 's2', 's3', 's4'), ...inGroup('quick', 'q1')],
     ['q1'],
   );
   assert.deepEqual(startedByThen, ['s1', 's2', 's3', 'q1']);
@@ -71,15 +59,7 @@ test('the place kept free stays free when the other group is done, for the next 
 test('the waiting groups take turns, each in its own order; never more at once than the limit', async () => {
   const { started, peak, results } = await startOrder(
     3,
-    [
-      ['a', 'a1'],
-      ['a', 'a2'],
-      ['a', 'a3'],
-      ['a', 'a4'],
-      ['b', 'b1'],
-      ['b', 'b2'],
-      ['c', 'c1'],
-    ],
+    [...inGroup('a', 'a1', 'a2', 'a3', 'a4'), ...inGroup('b', 'b1', 'b2'), ...inGroup('c', 'c1')],
     ['a1', 'b1', 'a2', 'c1', 'a3'],
   );
   // With three groups a share is one place: each freed place went to the next group in rotation running none.
@@ -89,17 +69,9 @@ test('the waiting groups take turns, each in its own order; never more at once t
 });
 
 test('a single group uses every place but one; a limit of one still runs its work', async () => {
-  const many = await startOrder(
-    4,
-    ['x1', 'x2', 'x3', 'x4', 'x5'].map((name) => ['x', name] as [string, string]),
-    [],
-  );
+  const many = await startOrder(4, inGroup('x', 'x1', 'x2', 'x3', 'x4', 'x5'), []);
   assert.equal(many.peak, 3);
-  const one = await startOrder(
-    1,
-    ['y1', 'y2'].map((name) => ['y', name] as [string, string]),
-    ['y1'],
-  );
+  const one = await startOrder(1, inGroup('y', 'y1', 'y2'), ['y1']);
   assert.deepEqual(one.started, ['y1', 'y2']);
 });
 

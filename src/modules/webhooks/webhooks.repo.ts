@@ -9,10 +9,10 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type NewEndpoint = Omit<Insertable<WebhookEndpointsTable>, 'account_id'>;
 export type EndpointChanges = Omit<Updateable<WebhookEndpointsTable>, 'id' | 'account_id' | 'created_at'>;
 export type NewDelivery = Omit<Insertable<WebhookDeliveriesTable>, 'account_id'>;
-/** A delivery as the dispatcher claims it. */
 /** Which endpoints a claim serves: any, or only these (the quick lane's endpoints known to answer quickly). */
 export type ClaimScope = 'any endpoint' | { only: readonly string[] };
 
+/** A delivery as the dispatcher claims it. */
 export interface ClaimedDelivery {
   id: string;
   account_id: string;
@@ -200,14 +200,15 @@ export function webhookQueries(db: Executor) {
       const { rows } = await sql<ClaimedDelivery>`
         WITH leased AS (
           SELECT unnest(delivery_ids) AS id FROM webhook_dispatch_leases
-        ), waiting AS (
-          SELECT e.id, (SELECT d.next_attempt_at FROM webhook_deliveries d
-                        WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at IS NOT NULL
-                        ORDER BY d.next_attempt_at LIMIT 1) AS oldest
-          FROM webhook_endpoints e
-          WHERE e.enabled ${serving === 'any endpoint' ? sql`` : sql`AND e.id = ANY(${serving.only}::uuid[])`}
         ), due_endpoints AS (
-          SELECT id, oldest FROM waiting WHERE oldest <= ${now}
+          SELECT id, oldest FROM (
+            SELECT e.id, (SELECT d.next_attempt_at FROM webhook_deliveries d
+                          WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at IS NOT NULL
+                          ORDER BY d.next_attempt_at LIMIT 1) AS oldest
+            FROM webhook_endpoints e
+            WHERE e.enabled ${serving === 'any endpoint' ? sql`` : sql`AND e.id = ANY(${serving.only}::uuid[])`}
+          ) enabled_endpoints
+          WHERE oldest <= ${now}
         ), share AS (
           SELECT greatest(${limit}::int / greatest(count(*), 1), 1) AS size FROM due_endpoints
         ), due AS (

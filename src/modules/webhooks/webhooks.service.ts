@@ -369,22 +369,23 @@ export function createWebhooksService(deps: WebhooksDeps) {
     };
   }
 
+  let nextTakeOverAt = 0;
+  // Endpoints whose last attempt from this process was quick (in memory: each process learns them for itself).
+  const quickEndpoints = new Set<string>();
+
   /**
    * One batch: claims due deliveries under one lease (renewed while the batch is sent), sends them through
    * `limited`, and records how they ended in one transaction, with the endpoints' failure streaks counted in the
    * order the attempts ended.
    */
-  let nextTakeOverAt = 0;
-  // Endpoints whose last attempt from this process was quick (in memory: each process learns them for itself).
-  const quickEndpoints = new Set<string>();
   async function dispatchBatch(
     limit: number,
     limited: FairLimiter,
     serving: ClaimScope = 'any endpoint',
   ): Promise<{ attempted: number }> {
+    if (serving !== 'any endpoint' && serving.only.length === 0) return { attempted: 0 };
     const now = clock.now();
     const lease = { id: newId(), until: new Date(now.getTime() + ATTEMPT_LEASE_MS) };
-    if (serving !== 'any endpoint' && serving.only.length === 0) return { attempted: 0 };
     const takeOver = now.getTime() >= nextTakeOverAt;
     if (takeOver) nextTakeOverAt = now.getTime() + TAKE_OVER_EVERY_MS;
     const { claimed, endpoints } = await repo.transaction(async (tx) => {

@@ -49,12 +49,7 @@ after(async () => {
 
 async function receiver(options: { status?: () => number; delayMs?: number } = {}) {
   let secret = '';
-  const started = await startReceiver({
-    secret: () => secret,
-    nowSec,
-    ...(options.status ? { status: options.status } : {}),
-    ...(options.delayMs ? { delayMs: options.delayMs } : {}),
-  });
+  const started = await startReceiver({ secret: () => secret, nowSec, ...options });
   receivers.push(started);
   return Object.assign(started, { setSecret: (value: string) => void (secret = value) });
 }
