@@ -19,7 +19,8 @@ import { actorOf } from '../../events/domain-events.js';
 import { validateObjectKey, type ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
 import type { VoiceProvider } from '../../providers/voice/index.js';
-import type { TxHandle, Outbox } from '../../db/repo.js';
+import type { TxHandle } from '../../db/repo.js';
+import type { Outbox } from '../../events/outbox.js';
 import type { CallsRepo, CallsTx } from './calls.repo.js';
 import type {
   AgentLlmForCalls,
@@ -40,10 +41,10 @@ import type {
   SignedAssetQuery,
 } from './calls.schemas.js';
 import { LIVE_CALL_STATUSES } from './calls.tables.js';
-import { createCallLifecycle, type CallRecord, type CallReport } from './call-lifecycle.js';
-import { createCallRunner } from './call-runner.js';
-import { createCallAssets } from './call-assets.js';
-import { createCallLlm } from './call-llm.js';
+import { createCallLifecycle, type CallRecord, type CallReport } from './calls.lifecycle.js';
+import { createCallRunner } from './calls.runner.js';
+import { createCallAssets } from './calls.assets.js';
+import { createCallLlm } from './calls.llm.js';
 
 export interface CallOperationsDeps {
   repo: CallsRepo;

@@ -8,14 +8,14 @@ import { envelope } from '../../http/pagination.js';
 import type { AgentsForCalls, DncForCalls, NumbersForCalls } from './calls.ports.js';
 import { type CallsService, toCallItem } from './calls.service.js';
 import type { ListCallEventsQuery } from './calls.schemas.js';
-import type { AdminCallRow, CallsAdminRepo } from './calls-admin.repo.js';
+import type { AdminCallRow, CallsAdminRepo } from './calls.admin-repo.js';
 import type {
   AccountPickerQuery,
   AdminListCallsQuery,
   AgentPickerQuery,
   InjectBody,
   TestCallBody,
-} from './calls-admin.schemas.js';
+} from './calls.admin-schemas.js';
 
 export interface CallsAdminDeps {
   repo: CallsAdminRepo;

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
 import { IdParams, responses } from '../../http/schemas.js';
-import type { CallsAdminService } from './calls-admin.service.js';
+import type { CallsAdminService } from './calls.admin-service.js';
 import { CallEventList, ListCallEventsQuery } from './calls.schemas.js';
 import {
   AccountPickerList,
@@ -16,7 +16,7 @@ import {
   InjectBody,
   TestCallBody,
   TestCallResult,
-} from './calls-admin.schemas.js';
+} from './calls.admin-schemas.js';
 
 const admin = allow.platformAdmin;
 const tags = ['admin: calls'];

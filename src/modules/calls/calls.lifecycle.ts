@@ -12,7 +12,7 @@ import { asksNotToBeCalled } from '../../providers/llm/index.js';
 import type { CallsRepo, CallsTx } from './calls.repo.js';
 import type { AgentsForCalls, CallAgent, DispositionsForCalls, DncForCalls, PricingForCalls } from './calls.ports.js';
 import { FINAL_CALL_STATUSES, type CallUsage, type FinalCallStatus, type TranscriptSpeaker } from './calls.tables.js';
-import { priceCall } from './call-costs.js';
+import { priceCall } from './calls.costs.js';
 import type { NewCallEvent } from './calls.writes.js';
 import type { Actor } from '../../events/domain-events.js';
 

@@ -15,8 +15,8 @@ import type { FarEndLine, FarEndParty, VoiceProvider } from '../../providers/voi
 import type { CallsRepo } from './calls.repo.js';
 import type { AgentLlmForCalls, CallAgent, CampaignVoicemailForCalls, ContactsForCalls } from './calls.ports.js';
 import type { CallUsage } from './calls.tables.js';
-import type { CallLifecycle, CallRecord, CallReport } from './call-lifecycle.js';
-import { converse, type ConversationResult } from './call-conversation.js';
+import type { CallLifecycle, CallRecord, CallReport } from './calls.lifecycle.js';
+import { converse, type ConversationResult } from './calls.conversation.js';
 
 /** Recordings are telephone quality: 8 kHz, agent left, far end right. */
 export const RECORDING_SAMPLE_RATE = 8000;

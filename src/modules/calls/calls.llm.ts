@@ -10,7 +10,7 @@ import type { Clock } from '../../lib/clock.js';
 import { safeEqual } from '../../lib/crypto.js';
 import type { CallsRepo } from './calls.repo.js';
 import type { PricingForCalls } from './calls.ports.js';
-import { priceCall } from './call-costs.js';
+import { priceCall } from './calls.costs.js';
 import { LIVE_CALL_STATUSES } from './calls.tables.js';
 
 /** Every per-call token starts with this, so it is told apart from an API key (va_…) at a glance. */

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { startJobWorkers } from '../../jobs/workers.js';
+import { startJobWorkers } from '../../background.js';
 import {
   callEvents,
   callingAccount,
