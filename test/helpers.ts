@@ -12,6 +12,7 @@ import type { InjectOptions } from 'fastify';
 import { loadConfig, type Config } from '../src/config.js';
 import { buildApp } from '../src/app.js';
 import { systemClock, type Clock } from '../src/lib/clock.js';
+import type { CounterStore } from '../src/lib/counter-store.js';
 import type { MemberRole } from '../src/modules/auth/auth.tables.js';
 import { openInfrastructure } from '../src/runtime.js';
 import { pgliteTemplate, postgresTemplate, retryWhileInUse } from './template.js';
@@ -66,6 +67,8 @@ export interface TestAppOptions {
   dataDir?: string;
   /** Two apps with one prefix share their Redis counters, like two instances of one deployment. */
   redisKeyPrefix?: string;
+  /** Counters (rate limits, login throttling) to use instead of the storage mode's (e.g. on a virtual clock). */
+  counters?: CounterStore;
 }
 
 export async function buildTestApp(options: TestAppOptions = {}) {
@@ -84,7 +87,8 @@ export async function buildTestApp(options: TestAppOptions = {}) {
   const redisKeyPrefix = options.redisKeyPrefix ?? `parley-test:${randomBytes(6).toString('hex')}:`;
   const infra = await openInfrastructure(config, { redisKeyPrefix, restoreFrom: database.restoreFrom ?? undefined });
   const clock: Clock = { ...systemClock, ...options.clock };
-  const { app, services, routes } = await buildApp({ config, ...infra, clock, logger: false });
+  const counters = options.counters ?? infra.counters;
+  const { app, services, routes } = await buildApp({ config, ...infra, counters, clock, logger: false });
   await app.ready();
   const testApp = {
     app,
@@ -95,6 +99,7 @@ export async function buildTestApp(options: TestAppOptions = {}) {
     database,
     async close() {
       await app.close();
+      if (options.counters) await options.counters.close();
       await infra.close();
       if (!options.database) await database.drop();
       if (storageDir) rmSync(storageDir, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { Ajv } from 'ajv';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { buildTestApp, signUp, call, type TestApp } from './helpers.js';
-import { ERROR_CODES } from '../src/http/errors.js';
+import { ERROR_CODES } from '../src/lib/errors.js';
 import { deriveOperationId, PRODUCT_LOGO_SVG } from '../src/http/openapi.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is walked as plain JSON */
@@ -180,7 +180,7 @@ test('webhooks sections added to the document get names and a refusal answer', a
   const webhook = {
     post: { summary: 'call.completed', tags: ['webhooks'], responses: { '200': { description: 'Acknowledged.' } } },
   };
-  const finished = openApiOptions.transformObject!({
+  const finished = openApiOptions().transformObject!({
     openapiObject: {
       openapi: '3.1.0',
       info: { title: 't', version: '1' },
@@ -195,10 +195,16 @@ test('webhooks sections added to the document get names and a refusal answer', a
   assert.ok(finished.tags.some((tag: Json) => tag.name === 'webhooks' && tag.description));
 });
 
-test('every tag in use is declared, with a description', () => {
+test('every operation has a tag, and every tag in use is declared, with a description', () => {
   const declared = new Map<string, string | undefined>(doc.tags.map((tag: Json) => [tag.name, tag.description]));
-  for (const { where, op } of operations()) {
-    for (const tag of op.tags ?? [])
+  const webhooks = Object.entries<Json>(doc.webhooks ?? {}).map(([name, item]) => ({
+    where: `webhook ${name}`,
+    op: item.post,
+  }));
+  assert.ok(webhooks.length > 0, 'the webhook operations are checked too');
+  for (const { where, op } of [...operations(), ...webhooks]) {
+    assert.ok(Array.isArray(op.tags) && op.tags.length > 0, `${where} has a tag`);
+    for (const tag of op.tags)
       assert.ok(declared.get(tag), `${where}: tag "${tag}" is declared with a description (API_TAGS)`);
   }
 });
