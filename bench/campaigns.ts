@@ -24,11 +24,11 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { api, startCallsApp } from '../test/calls-kit.js';
 import { buildTestApp } from '../test/helpers.js';
-import { startJobWorkers } from '../src/jobs/workers.js';
+import { startJobWorkers } from '../src/background.js';
 import { dialingAccount, waitForStats } from '../test/campaigns-kit.js';
 import { campaignQueries } from '../src/modules/campaigns/campaigns.repo.js';
-import { gate, type GateFacts } from '../src/modules/campaigns/campaign-gate.js';
-import { DEFAULT_SCHEDULE } from '../src/modules/campaigns/calling-window.js';
+import { gate, type GateFacts } from '../src/modules/campaigns/campaigns.gate.js';
+import { DEFAULT_SCHEDULE } from '../src/modules/campaigns/campaigns.window.js';
 
 const GATE_CONTACTS = Number(process.env.GATE_CONTACTS ?? 5000);
 const QUEUED = Number(process.env.QUEUED ?? 100_000);

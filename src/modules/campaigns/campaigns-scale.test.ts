@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { startJobWorkers, type JobWorkers } from '../../jobs/workers.js';
+import { startJobWorkers, type JobWorkers } from '../../background.js';
 import { startCallsApp, type CallsKit } from '../../../test/calls-kit.js';
 import {
   assertEachContactCalledOnce,

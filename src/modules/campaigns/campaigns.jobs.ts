@@ -28,7 +28,10 @@ export const campaignsJobs = moduleJobs('campaigns', {
     'campaigns.call-ended': {
       events: ['call.completed', 'call.failed'],
       concurrency: 8,
-      handle: (event, campaigns: CampaignsService) => campaigns.callEnded(event),
+      async handle(event, campaigns: CampaignsService) {
+        if (event.type !== 'call.completed' && event.type !== 'call.failed') return { skipped: event.type };
+        return campaigns.callEnded(event);
+      },
     },
   },
 });

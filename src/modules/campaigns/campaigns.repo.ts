@@ -1,7 +1,8 @@
 import { sql, type Insertable, type RawBuilder, type Updateable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
-import { paginate, type Page } from '../../http/pagination.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory, Tx } from '../../events/outbox.js';
+import { paginate, type Page } from '../../db/pagination.js';
 import type { CampaignStatsTable, CampaignStatus, CampaignsTable } from './campaigns.tables.js';
 
 export type NewCampaign = Omit<Insertable<CampaignsTable>, 'account_id'>;

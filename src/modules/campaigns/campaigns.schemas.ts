@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Int, Money, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
-import { WEEKDAYS } from './calling-window.js';
+import { WEEKDAYS } from './campaigns.window.js';
 import {
   CAMPAIGN_STATUSES,
   GATE_DENIALS,

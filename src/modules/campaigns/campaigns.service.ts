@@ -7,15 +7,16 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { OwnershipCheck } from '../../db/ownership.js';
-import type { Auth } from '../../http/auth.js';
-import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { envelope } from '../../http/pagination.js';
+import type { Auth } from '../../lib/caller.js';
+import { AppError, invalidField, notFound } from '../../lib/errors.js';
+import { envelope } from '../../db/pagination.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { actorOf, type DomainEvent } from '../../events/domain-events.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { DEFAULT_SCHEDULE } from './calling-window.js';
-import { ABANDON_PAUSE_THRESHOLD, abandonRate, createCampaignDialer, windows } from './campaign-dialer.js';
+import { DEFAULT_SCHEDULE } from './campaigns.window.js';
+import { createCampaignDialer, type CampaignPause } from './campaigns.dialer.js';
+import { ABANDON_PAUSE_THRESHOLD, abandonRate, windows } from './campaigns.pace.js';
 import type { CampaignRow, CampaignsRepo, CampaignsTx } from './campaigns.repo.js';
 import type {
   AgentsForCampaigns,
@@ -116,13 +117,7 @@ export function createCampaignsService(deps: CampaignsDeps) {
   }
 
   /** Pauses in the caller's transaction; a compliance pause also emits campaign.compliance_paused and lists it in /v1/events. */
-  async function pause(
-    tx: CampaignsTx,
-    campaign: CampaignRow,
-    reason: 'manual' | 'compliance' | 'no_usable_number',
-    details: Record<string, unknown>,
-    auth?: Auth,
-  ) {
+  async function pause(tx: CampaignsTx, campaign: CampaignRow, { reason, details }: CampaignPause) {
     const now = clock.now();
     await tx.update(campaign.account_id, campaign.id, {
       status: 'paused',
@@ -142,14 +137,9 @@ export function createCampaignsService(deps: CampaignsDeps) {
       await calls.recordCampaignEvent(tx, campaign.account_id, 'campaign.compliance_paused', data);
       log.warn({ campaignId: campaign.id, ...details }, 'campaign paused: abandon rate above the limit');
     }
-    void auth;
   }
 
-  const dialer = createCampaignDialer({
-    ...deps,
-    config: rules,
-    pause: (tx, campaign, reason, details) => pause(tx, campaign, reason, details),
-  });
+  const dialer = createCampaignDialer({ ...deps, config: rules, pause });
 
   /** Asks for a dial pass of the campaign in about `delaySeconds` (deduplicated per time slot). */
   async function wake(accountId: string, campaignId: string, delaySeconds = 0) {
@@ -309,7 +299,7 @@ export function createCampaignsService(deps: CampaignsDeps) {
         const current = await tx.findForUpdate(auth.accountId, id);
         if (!current) throw notFound('Campaign');
         if (current.status !== 'running') throw conflict(current, 'paused');
-        await pause(tx, current, 'manual', { pausedAt: clock.now().toISOString() }, auth);
+        await pause(tx, current, { reason: 'manual', details: { pausedAt: clock.now().toISOString() } });
         return (await tx.find(auth.accountId, id))!;
       });
       return toCampaign(row);
@@ -410,8 +400,8 @@ export function createCampaignsService(deps: CampaignsDeps) {
     },
 
     /** Subscriber to call.completed / call.failed: a campaign call ended. */
-    async callEnded(event: DomainEvent) {
-      const campaignId = typeof event.data.campaignId === 'string' ? event.data.campaignId : null;
+    async callEnded(event: DomainEvent<'call.completed' | 'call.failed'>) {
+      const { campaignId } = event.data;
       if (!campaignId) return { skipped: 'not a campaign call' };
       const result = await dialer.recordOutcome(event.accountId, event.subject.id);
       const campaign = await repo.find(event.accountId, campaignId);

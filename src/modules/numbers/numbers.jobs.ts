@@ -16,6 +16,15 @@ export const numbersJobs = moduleJobs('numbers', {
     }),
   },
   subscriptions: {
+    // Each ended outbound call counts toward its number's reputation.
+    'numbers.record-call': {
+      events: ['call.completed', 'call.failed'],
+      concurrency: 4,
+      async handle(event, numbers: NumbersService) {
+        if (event.type !== 'call.completed' && event.type !== 'call.failed') return { skipped: event.type };
+        return numbers.recordCallEnded(event);
+      },
+    },
     // A deleted agent's inboundDid is cleared with it; its numbers are freed here, a moment later.
     'numbers.release-deleted-agent': {
       events: ['agent.deleted'],

@@ -1,7 +1,9 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
-import { paginate, type Page } from '../../http/pagination.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory, Tx } from '../../events/outbox.js';
+import { paginate, type Page } from '../../db/pagination.js';
+import type { EndedCall } from './numbers.reputation.js';
 import type { PhoneNumbersTable, ReputationLabel } from './numbers.tables.js';
 
 export type NewPhoneNumber = Omit<Insertable<PhoneNumbersTable>, 'account_id'>;
@@ -109,6 +111,56 @@ export function numberQueries(db: Executor) {
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirst();
+    },
+
+    /** Records an ended call for the reputation; a second delivery of its end event writes nothing. */
+    async recordCall(accountId: string, call: EndedCall) {
+      await db
+        .insertInto('number_calls')
+        .values({
+          account_id: accountId,
+          call_id: call.callId,
+          from_number: call.fromNumber,
+          ended_at: call.endedAt,
+          answered: call.answered,
+          short: call.short,
+        })
+        .onConflict((oc) => oc.columns(['account_id', 'call_id']).doNothing())
+        .execute();
+    },
+
+    /** Deletes the number's recorded calls that ended before `before`. */
+    async forgetCalls(accountId: string, fromNumber: string, before: Date) {
+      await db
+        .deleteFrom('number_calls')
+        .where('account_id', '=', accountId)
+        .where('from_number', '=', fromNumber)
+        .where('ended_at', '<', before)
+        .execute();
+    },
+
+    /** Per number: the recorded calls that ended since `since`, the answered ones, and the short ones. */
+    async activity(accountId: string, numbers: readonly string[], since: Date) {
+      if (numbers.length === 0) return [];
+      const rows = await db
+        .selectFrom('number_calls')
+        .select([
+          'from_number',
+          sql<string>`count(*)`.as('calls'),
+          sql<string>`count(*) FILTER (WHERE answered)`.as('answered'),
+          sql<string>`count(*) FILTER (WHERE short)`.as('short'),
+        ])
+        .where('account_id', '=', accountId)
+        .where('from_number', 'in', numbers)
+        .where('ended_at', '>=', since)
+        .groupBy('from_number')
+        .execute();
+      return rows.map((row) => ({
+        number: row.from_number,
+        calls: Number(row.calls),
+        answered: Number(row.answered),
+        short: Number(row.short),
+      }));
     },
 
     /** The number to call from when none is named: the best reputation (unchecked counts as clean), then the oldest. */

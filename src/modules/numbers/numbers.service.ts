@@ -1,15 +1,22 @@
+/**
+ * Phone numbers: the account's own numbers and those bought from the carrier (a dependency: the built-in one sells
+ * only numbers set aside for fiction), their routing to agents, their monthly fees, and their reputation.
+ * The reputation is computed here from the module's own record of the calls each number placed (number_calls),
+ * written as each call ends (the call.completed / call.failed events, see numbers.jobs.ts) and backfilled from the
+ * call history by the migration that made it. So numbers reads nothing of the calls module, which sits above it (a
+ * call asks numbers which number to call from); a call is counted once it has ended.
+ */
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { normalizePhone } from '../../lib/phone.js';
-import type { Auth } from '../../http/auth.js';
-import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { envelope, type Page } from '../../http/pagination.js';
+import type { Auth } from '../../lib/caller.js';
+import { AppError, invalidField, notFound } from '../../lib/errors.js';
+import { envelope, type Page } from '../../db/pagination.js';
 import { actorOf, type Actor, type DomainEvent } from '../../events/domain-events.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { AgentsService } from '../agents/agents.service.js';
-import type { CallsService } from '../calls/calls.service.js';
 import type { NewPhoneNumber, NumbersRepo, NumbersTx, PhoneNumberRow } from './numbers.repo.js';
 import type {
   AddPhoneNumberInput,
@@ -17,8 +24,14 @@ import type {
   PurchaseInput,
   UpdatePhoneNumberInput,
 } from './numbers.schemas.js';
-import { REPUTATION_WINDOW_MS, scoreReputation, SHORT_CALL_SECONDS, type NumberActivity } from './reputation.js';
-import { simInventory, simOfferFor, type NumberOffer } from './sim-carrier.js';
+import type { Carrier, NumberOffer } from '../../providers/carrier/index.js';
+import {
+  endedCallOf,
+  REPUTATION_WINDOW_MS,
+  scoreReputation,
+  type CallEndEvent,
+  type NumberActivity,
+} from './numbers.reputation.js';
 
 /** A stored reputation check older than this is redone when the reputation list is read. */
 export const REPUTATION_MAX_AGE_MS = 60 * 60_000;
@@ -76,11 +89,15 @@ export interface NumbersDeps {
   config: Pick<Config, 'numberMonthlyFeesUsd'>;
   accounts: Pick<AuthService, 'defaultCountry'>;
   agents: Pick<AgentsService, 'setInboundNumber' | 'liveAgent'>;
-  calls: Pick<CallsService, 'numberActivity'>;
+  /** Where numbers are bought. */
+  carrier: Carrier;
 }
 
+/** Recorded calls older than this are deleted: the reputation reads only the last 24 hours. */
+const RECORDED_CALLS_KEPT_MS = 2 * REPUTATION_WINDOW_MS;
+
 export function createNumbersService(deps: NumbersDeps) {
-  const { repo, clock, config, accounts, agents, calls } = deps;
+  const { repo, clock, config, accounts, agents, carrier } = deps;
 
   /** A number from a request, in E.164: any common format, read in the account's country when it has no country code. */
   async function e164(accountId: string, text: string, field: string) {
@@ -101,14 +118,14 @@ export function createNumbersService(deps: NumbersDeps) {
     config.numberMonthlyFeesUsd[country] ?? config.numberMonthlyFeesUsd['*'];
 
   /** The carrier's numbers in an area, or a 400 naming the field that makes it have none. */
-  function inventoryOf(
+  async function inventoryOf(
     country: string,
     areaCode: string,
     where: 'querystring' | 'body',
-  ): { offers: NumberOffer[]; fee: string } {
+  ): Promise<{ offers: NumberOffer[]; fee: string }> {
     const fee = feeFor(country);
     if (fee === undefined) throw invalidField(`${where}/country`, `numbers in ${country} are not for sale here`);
-    const inventory = simInventory(country, areaCode);
+    const inventory = await carrier.inventory(country, areaCode);
     if (!Array.isArray(inventory)) throw invalidField(`${where}/${inventory.problem}`, inventory.message);
     return { offers: inventory, fee };
   }
@@ -158,24 +175,23 @@ export function createNumbersService(deps: NumbersDeps) {
       type: 'phone_number.purchased',
       accountId: auth.accountId,
       subject: { type: 'phone_number', id: row.id },
-      data: { number: row.number, carrier: 'sim', monthlyFeeUsd: row.monthly_fee_usd },
+      data: { number: row.number, carrier: carrier.name, monthlyFeeUsd: row.monthly_fee_usd },
       actor: actorOf(auth),
     });
     return row;
   }
 
-  /** Computes the rows' reputation from their last 24 hours of calls and stores it; answers the updated rows. */
+  /** Computes the rows' reputation from their calls of the last 24 hours and stores it; answers the updated rows. */
   async function checkReputation(accountId: string, rows: PhoneNumberRow[]) {
     if (rows.length === 0) return [];
     const now = clock.now();
     // Read before the transaction: on PGlite the pool is the transaction's one connection.
-    const activity = await calls.numberActivity(
+    const activity = await repo.activity(
       accountId,
       rows.map((row) => row.number),
       new Date(now.getTime() - REPUTATION_WINDOW_MS),
-      SHORT_CALL_SECONDS,
     );
-    const byNumber = new Map(activity.map((a) => [a.fromNumber, a]));
+    const byNumber = new Map(activity.map(({ number, ...counts }) => [number, counts]));
     return repo.transaction(async (tx) => {
       const checked: PhoneNumberRow[] = [];
       for (const row of rows) {
@@ -294,7 +310,7 @@ export function createNumbersService(deps: NumbersDeps) {
     /** Free numbers of the built-in carrier in an area code, always in the same order. */
     async searchInventory(auth: Auth, query: InventorySearchQuery) {
       const country = query.country.toUpperCase();
-      const { offers, fee } = inventoryOf(country, query.areaCode, 'querystring');
+      const { offers, fee } = await inventoryOf(country, query.areaCode, 'querystring');
       const free = await freeOffers(offers);
       const page = free
         .slice(query.offset, query.offset + query.limit)
@@ -309,7 +325,7 @@ export function createNumbersService(deps: NumbersDeps) {
           throw invalidField('body', 'must name either a number, or a country and an areaCode, not both');
         }
         const number = await e164(auth.accountId, input.number, 'body/number');
-        const offer = simOfferFor(number);
+        const offer = await carrier.offerFor(number);
         if (!offer)
           throw invalidField(
             'body/number',
@@ -326,7 +342,7 @@ export function createNumbersService(deps: NumbersDeps) {
         throw invalidField('body', 'must name a number, or a country and an areaCode');
       }
       const country = input.country.toUpperCase();
-      const { offers, fee } = inventoryOf(country, input.areaCode, 'body');
+      const { offers, fee } = await inventoryOf(country, input.areaCode, 'body');
       const free = await freeOffers(offers);
       // Someone may buy a number between the search and the insert: then the next one is taken.
       const row = await repo.transaction(async (tx) => {
@@ -428,6 +444,22 @@ export function createNumbersService(deps: NumbersDeps) {
         agentName: agent?.name ?? null,
         agentStatus: agent?.status ?? null,
       };
+    },
+
+    /**
+     * Subscriber to call.completed / call.failed: records an outbound call for its number's reputation, and forgets
+     * the number's calls too old to count. Idempotent: a call is recorded once however often its event comes.
+     */
+    async recordCallEnded(event: CallEndEvent & { accountId: string }) {
+      const call = endedCallOf(event);
+      if (!call) return { recorded: false };
+      await repo.recordCall(event.accountId, call);
+      await repo.forgetCalls(
+        event.accountId,
+        call.fromNumber,
+        new Date(clock.now().getTime() - RECORDED_CALLS_KEPT_MS),
+      );
+      return { recorded: true };
     },
 
     /** Subscriber to agent.deleted: the deleted agent's numbers become unassigned. Idempotent. */

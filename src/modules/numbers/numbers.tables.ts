@@ -46,7 +46,19 @@ export interface NumberChargesTable {
   created_at: CreatedAt;
 }
 
+/** An outbound call that ended, as the reputation counts it: written from the call's end event. */
+export interface NumberCallsTable {
+  account_id: string;
+  call_id: string;
+  from_number: string;
+  ended_at: Date;
+  answered: boolean;
+  /** Answered and over within seconds (hung up at once). */
+  short: boolean;
+}
+
 export interface NumbersTables {
   phone_numbers: PhoneNumbersTable;
   number_charges: NumberChargesTable;
+  number_calls: NumberCallsTable;
 }

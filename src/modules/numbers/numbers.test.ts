@@ -1,14 +1,19 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { buildTestApp, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
-import { startJobWorkers } from '../../jobs/workers.js';
+import { insertCall, type SeedCall } from '../../../test/factories/calls.js';
+import { startJobWorkers } from '../../background.js';
+import { newId } from '../../lib/ids.js';
 
 let t: TestApp;
-// Each reading of the clock is a millisecond later than the last, so "newest first" never ties.
+// Each reading of the clock is a millisecond later than the last, so "newest first" never ties; shiftMs moves it on.
 let ticks = 0;
-before(async () => (t = await buildTestApp({ clock: { now: () => new Date(Date.now() + ticks++) } })));
+let shiftMs = 0;
+before(async () => (t = await buildTestApp({ clock: { now: () => new Date(Date.now() + shiftMs + ticks++) } })));
 after(() => t.close());
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -381,4 +386,185 @@ test("deleting an agent frees its number a moment later (the agent's inboundDid 
   } finally {
     await workers.stop(5_000);
   }
+});
+
+const HOUR_MS = 3_600_000;
+
+/** `count` outbound calls from `fromNumber` ending, as the numbers module hears of them (their end events). */
+async function callsEnded(
+  who: SignedUp,
+  fromNumber: string,
+  count: number,
+  call: { answered?: boolean; durationSeconds?: number; endedHoursAgo?: number } = {},
+) {
+  for (let i = 0; i < count; i++) {
+    await t.services.numbers.recordCallEnded({
+      accountId: who.accountId,
+      subject: { id: newId() },
+      occurredAt: new Date(Date.now() - (call.endedHoursAgo ?? 1) * HOUR_MS + i * 1000),
+      data: {
+        direction: 'outbound',
+        fromNumber,
+        answeredAt: call.answered ? new Date().toISOString() : null,
+        durationSeconds: call.durationSeconds ?? (call.answered ? 60 : null),
+      },
+    });
+  }
+}
+
+type Reputation = {
+  phoneNumberId: string;
+  number: string;
+  score: number;
+  label: string;
+  calls24h: number;
+  answeredCalls24h: number;
+  shortCalls24h: number;
+  answerRate: number | null;
+  checkedAt: string;
+};
+/** The list's reputations, looked up by number. */
+const reputationIn =
+  (list: { reputations: Reputation[] }) =>
+  (number: string): Reputation => {
+    const found = list.reputations.find((r) => r.number === number);
+    assert.ok(found, `${number} is in the reputation list`);
+    return found;
+  };
+const summary = (r: Reputation) => [r.score, r.label, r.calls24h, r.answeredCalls24h, r.shortCalls24h, r.answerRate];
+
+test("reputation is computed from each number's own outbound calls that ended in the last 24 hours, and listed", async () => {
+  const user = await signUp(t.app);
+  const other = await signUp(t.app);
+  const quiet = await addNumber(user, '+14155550201');
+  const healthy = await addNumber(user, '+14155550202');
+  const risky = await addNumber(user, '+14155550203');
+  const spammy = await addNumber(user, '+14155550204');
+
+  await callsEnded(user, healthy.number, 10, { answered: true });
+  await callsEnded(user, risky.number, 2, { answered: true });
+  await callsEnded(user, risky.number, 4, { answered: true, durationSeconds: 5 });
+  await callsEnded(user, risky.number, 24);
+  await callsEnded(user, spammy.number, 90);
+  // None of these count: ended over 24 hours ago, another account's.
+  await callsEnded(user, risky.number, 5, { endedHoursAgo: 25 });
+  await callsEnded(other, risky.number, 5);
+
+  const list = await ok(user, 'GET', '/phone-numbers/reputation');
+  assert.equal(list.total, 4);
+  const reputations = reputationIn(list);
+  assert.deepEqual(summary(reputations(quiet.number)), [100, 'clean', 0, 0, 0, null]);
+  assert.deepEqual(summary(reputations(healthy.number)), [100, 'clean', 10, 10, 0, 1]);
+  assert.deepEqual(summary(reputations(risky.number)), [43, 'at_risk', 30, 6, 4, 0.2]);
+  assert.deepEqual(summary(reputations(spammy.number)), [38, 'spam_likely', 90, 0, 0, 0]);
+  assert.equal(reputations(risky.number).phoneNumberId, risky.id);
+
+  // The list of numbers shows the stored check.
+  const numbers = await ok(user, 'GET', '/phone-numbers?limit=10');
+  const shown = Object.fromEntries(
+    numbers.phoneNumbers.map((n: { number: string; reputation: unknown }) => [n.number, n.reputation]),
+  );
+  const { phoneNumberId: _id, number: _number, ...stored } = reputations(risky.number);
+  assert.deepEqual(shown[risky.number], stored);
+
+  // What the call engine calls from when no number is named: the best reputation, then the oldest.
+  assert.deepEqual(await t.services.numbers.callerNumber(user.accountId), { id: quiet.id, number: quiet.number });
+  assert.deepEqual(await t.services.numbers.callerNumber(user.accountId, spammy.id), {
+    id: spammy.id,
+    number: spammy.number,
+  });
+  await assert.rejects(t.services.numbers.callerNumber(other.accountId, spammy.id), /Phone number not found/);
+  assert.equal(await t.services.numbers.callerNumber(other.accountId), null);
+});
+
+test('a check is kept for an hour when read; a recheck redoes it at once', async () => {
+  const user = await signUp(t.app);
+  const number = await addNumber(user, '+14155550211');
+  const first = reputationIn(await ok(user, 'GET', '/phone-numbers/reputation'))(number.number);
+  assert.deepEqual(summary(first), [100, 'clean', 0, 0, 0, null]);
+
+  await callsEnded(user, number.number, 20);
+  const cached = reputationIn(await ok(user, 'GET', '/phone-numbers/reputation'))(number.number);
+  assert.deepEqual(cached, first, 'read again within the hour: the same check');
+
+  const rechecked: Reputation = await ok(user, 'POST', `/phone-numbers/${number.id}/recheck-reputation`);
+  assert.deepEqual(summary(rechecked), [50, 'at_risk', 20, 0, 0, 0]);
+  assert.ok(rechecked.checkedAt > first.checkedAt);
+  assert.deepEqual(reputationIn(await ok(user, 'GET', '/phone-numbers/reputation'))(number.number), rechecked);
+  assert.deepEqual((await ok(user, 'GET', '/phone-numbers')).phoneNumbers[0].reputation.score, 50);
+
+  // Past the hour, reading checks again: the calls have aged out of the 24-hour window by then.
+  shiftMs = 25 * HOUR_MS;
+  try {
+    const later = reputationIn(await ok(user, 'GET', '/phone-numbers/reputation'))(number.number);
+    assert.deepEqual(summary(later), [100, 'clean', 0, 0, 0, null]);
+  } finally {
+    shiftMs = 0;
+  }
+
+  const missing = await call(user, 'POST', '/phone-numbers/00000000-0000-4000-8000-000000000009/recheck-reputation');
+  assert.equal(missing.statusCode, 404);
+  assert.equal(errorBody(missing).error, 'not_found');
+});
+
+test("a call's end delivered twice counts once; a number's calls too old to count are forgotten", async () => {
+  const user = await signUp(t.app);
+  const number = await addNumber(user, '+14155550221');
+  const recorded = () =>
+    t.infra.database.db
+      .selectFrom('number_calls')
+      .select(['call_id', 'answered', 'short'])
+      .where('account_id', '=', user.accountId)
+      .where('from_number', '=', number.number)
+      .orderBy('ended_at')
+      .execute();
+  await callsEnded(user, number.number, 2, { endedHoursAgo: 72 });
+  const event = {
+    accountId: user.accountId,
+    subject: { id: newId() },
+    occurredAt: new Date(),
+    data: {
+      direction: 'outbound',
+      fromNumber: number.number,
+      answeredAt: new Date().toISOString(),
+      durationSeconds: 4,
+    },
+  };
+  assert.deepEqual(await t.services.numbers.recordCallEnded(event), { recorded: true });
+  assert.deepEqual(await t.services.numbers.recordCallEnded(event), { recorded: true });
+  assert.deepEqual(await recorded(), [{ call_id: event.subject.id, answered: true, short: true }]);
+  const rechecked = await ok(user, 'POST', `/phone-numbers/${number.id}/recheck-reputation`);
+  assert.deepEqual([rechecked.calls24h, rechecked.answeredCalls24h, rechecked.shortCalls24h], [1, 1, 1]);
+  // An inbound call is no caller number's.
+  const inbound = { ...event, subject: { id: newId() }, data: { ...event.data, direction: 'inbound' } };
+  assert.deepEqual(await t.services.numbers.recordCallEnded(inbound), { recorded: false });
+});
+
+test('calls that ended before the numbers module kept its record are counted from the call history', async () => {
+  const user = await signUp(t.app);
+  const number = await addNumber(user, '+14155550231');
+  const seed = async (count: number, call: SeedCall) => {
+    for (let i = 0; i < count; i++)
+      await insertCall(t.infra.database.db, user.accountId, {
+        fromNumber: number.number,
+        createdAt: new Date(Date.now() - HOUR_MS),
+        ...call,
+      });
+  };
+  await seed(3, { status: 'completed', durationSeconds: 60 });
+  await seed(2, { status: 'completed', durationSeconds: 5 });
+  await seed(4, { status: 'no_answer' });
+  // Not counted: inbound, not yet ended, ended days ago.
+  await seed(3, { status: 'no_answer', direction: 'inbound' });
+  await seed(3, { status: 'queued' });
+  await seed(3, { status: 'connected' });
+  await seed(3, { status: 'busy', createdAt: new Date(Date.now() - 80 * HOUR_MS) });
+
+  // The migration that made the record filled it from the calls then in the history: run its fill again.
+  const migration = await readFile(new URL('../../db/migrations/0016_number_calls.sql', import.meta.url), 'utf8');
+  const fill = migration.slice(migration.indexOf('INSERT INTO number_calls'));
+  await sql.raw(fill).execute(t.infra.database.db);
+
+  const rechecked = await ok(user, 'POST', `/phone-numbers/${number.id}/recheck-reputation`);
+  assert.deepEqual([rechecked.calls24h, rechecked.answeredCalls24h, rechecked.shortCalls24h], [9, 5, 2]);
 });

@@ -13,16 +13,7 @@ import {
   parsePhoneNumberFromString,
   type CountryCode,
 } from 'libphonenumber-js/max';
-import type { NumberCapability } from './numbers.tables.js';
-
-export interface NumberOffer {
-  number: string;
-  country: string;
-  areaCode: string;
-  capabilities: NumberCapability[];
-}
-
-export type InventoryProblem = { problem: 'country' | 'areaCode'; message: string };
+import type { Carrier, CarrierCapability, InventoryProblem, NumberOffer } from './index.js';
 
 /** A block of consecutive national numbers. */
 interface Block {
@@ -54,7 +45,7 @@ const LOCAL_TYPES = new Set(['FIXED_LINE', 'MOBILE', 'FIXED_LINE_OR_MOBILE']);
 const isNanp = (country: CountryCode) => getCountryCallingCode(country) === '1';
 
 /** The countries the carrier sells in: every +1 country, and the UK. */
-export function carrierSellsIn(country: string): boolean {
+function carrierSellsIn(country: string): boolean {
   return isSupportedCountry(country) && (isNanp(country) || country === 'GB');
 }
 
@@ -78,7 +69,7 @@ function isLocalNumberOf(e164: string, country: CountryCode): boolean {
 const inventories = new Map<string, NumberOffer[]>();
 
 /** Every number the carrier could sell in the area, in a fixed order (taken or not), or why it sells none there. */
-export function simInventory(country: string, areaCode: string): NumberOffer[] | InventoryProblem {
+function simInventory(country: string, areaCode: string): NumberOffer[] | InventoryProblem {
   const known = inventories.get(`${country}:${areaCode}`);
   if (known) return known;
   const inventory = workOutInventory(country, areaCode);
@@ -96,7 +87,7 @@ function workOutInventory(country: string, areaCode: string): NumberOffer[] | In
     };
   }
   const callingCode = getCountryCallingCode(country);
-  const capabilities: NumberCapability[] = isNanp(country) ? ['voice', 'sms'] : ['voice'];
+  const capabilities: CarrierCapability[] = isNanp(country) ? ['voice', 'sms'] : ['voice'];
   const offers: NumberOffer[] = [];
   for (const block of blocksFor(country, areaCode)) {
     // Whether a prefix exists is decided by its first number: a refused area code costs one check, not a hundred.
@@ -115,7 +106,7 @@ function workOutInventory(country: string, areaCode: string): NumberOffer[] | In
 }
 
 /** The carrier's offer for one E.164 number, or null when it does not sell that number. */
-export function simOfferFor(e164: string): NumberOffer | null {
+function simOfferFor(e164: string): NumberOffer | null {
   const parsed = parsePhoneNumberFromString(e164);
   const country = parsed?.country;
   if (!parsed || !country || !carrierSellsIn(country)) return null;
@@ -129,4 +120,12 @@ export function simOfferFor(e164: string): NumberOffer | null {
     if (offer) return offer;
   }
   return null;
+}
+
+export function createSimCarrier(): Carrier {
+  return {
+    name: 'sim',
+    inventory: async (country, areaCode) => simInventory(country, areaCode),
+    offerFor: async (e164) => simOfferFor(e164),
+  };
 }

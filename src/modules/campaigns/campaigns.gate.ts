@@ -4,7 +4,7 @@
  */
 import type { CampaignsConfig } from '../../config.js';
 import { timeZonesOfNumber } from '../../lib/phone-timezones.js';
-import { insideWindow, nextWindowStart, type Schedule } from './calling-window.js';
+import { insideWindow, nextWindowStart, type Schedule } from './campaigns.window.js';
 import type { GateDenial } from './campaigns.tables.js';
 
 export interface GateFacts {
