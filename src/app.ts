@@ -33,7 +33,7 @@ import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
 import { healthRoutes, systemRoutes } from './modules/system/system.routes.js';
 import { agentsRoutes } from './modules/agents/agents.routes.js';
 import { callsRoutes } from './modules/calls/calls.routes.js';
-import { callsAdminRoutes } from './modules/calls/calls-admin.routes.js';
+import { callsAdminRoutes } from './modules/calls/calls.admin-routes.js';
 import { contactsRoutes } from './modules/contacts/contacts.routes.js';
 import { dncRoutes } from './modules/dnc/dnc.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
@@ -47,6 +47,7 @@ import { knowledgeRoutes } from './modules/knowledge/knowledge.routes.js';
 import { llmProxyRoutes } from './modules/llm-proxy/llm-proxy.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { campaignsRoutes } from './modules/campaigns/campaigns.routes.js';
+import { webhookOpenApi } from './modules/webhooks/webhooks.openapi.js';
 
 /**
  * Every /api/v1 module, in one list: adding a module is one line here and one in services.ts. Each routes
@@ -144,7 +145,8 @@ export async function buildApp(options: BuildAppOptions) {
   app.addHook('preValidation', checkRequestText);
   registerSharedSchemas(app);
   await app.register(cookie);
-  await app.register(swagger, openApiOptions);
+  // What the service POSTs to webhook endpoints, per event type.
+  await app.register(swagger, openApiOptions({ webhooks: webhookOpenApi }));
   await app.register(swaggerUi, docsUiOptions);
 
   // Every versioned route says who may call it; a route that forgets is a startup error, not an open door.

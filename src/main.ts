@@ -23,7 +23,7 @@ import {
   StartupError,
   type Infrastructure,
 } from './runtime.js';
-import { startJobWorkers, type JobWorkers } from './jobs/workers.js';
+import { startJobWorkers, type JobWorkers } from './background.js';
 import { seedDemo } from './demo/demo.js';
 
 const ROLES: Role[] = ['all', 'api', 'worker', 'migrate'];

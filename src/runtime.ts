@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { openJobQueue, type JobQueue } from './jobs/queue.js';
+import { jobRegistry } from './background.js';
 import { createMemoryCounterStore, createRedisCounterStore, type CounterStore } from './lib/counter-store.js';
 import { createLocalBus, createRedisBus, type InvalidationBus } from './lib/invalidation-bus.js';
 import {
@@ -161,7 +162,7 @@ export async function openStorage(config: Config, options: StorageOptions = {}):
     });
     try {
       const appliedMigrations = await migrate(database.db);
-      const jobs = await openJobQueue(database.db, { log });
+      const jobs = await openJobQueue(database.db, { log, registry: jobRegistry });
       return {
         database,
         appliedMigrations,

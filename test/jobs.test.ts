@@ -13,7 +13,8 @@ import { pino } from 'pino';
 import pg from 'pg';
 import { buildTestApp, createTestDatabase, signUp, type TestApp, type TestDatabase } from './helpers.js';
 import { newId } from '../src/lib/ids.js';
-import { jobRegistry, type JobRegistry } from '../src/jobs/registry.js';
+import { jobRegistry, workerLoops } from '../src/background.js';
+import type { JobRegistry } from '../src/jobs/define.js';
 import { startJobWorkers, type JobWorkers } from '../src/jobs/workers.js';
 import { createSqlExecutor } from '../src/jobs/sql-executor.js';
 
@@ -33,6 +34,7 @@ function startWorkers(app: TestApp, registry: JobRegistry = jobRegistry): Promis
     services: app.services,
     log,
     registry,
+    loops: registry === jobRegistry ? workerLoops : {},
     pollingIntervalSeconds: 0.5,
   });
 }
@@ -84,12 +86,25 @@ test('a job sent inside a transaction exists only if that transaction commits (o
 });
 
 test('a pg-boss script that fails midway does not leave the connection inside an aborted transaction', async () => {
-  const executor = createSqlExecutor(t.infra.database.db);
-  await assert.rejects(executor.executeSql('BEGIN; SELECT 1/0; COMMIT;'), /division by zero/);
+  const db = t.infra.database.db;
+  const executor = createSqlExecutor(db);
+  const [abandoned, kept] = [newId(), newId()];
+  await assert.rejects(
+    executor.executeSql(
+      `BEGIN; INSERT INTO accounts (id, name) VALUES ('${abandoned}', 'abandoned'); SELECT 1/0; COMMIT;`,
+    ),
+    /division by zero/,
+  );
   // On PGlite there is one connection: without the rollback every later query would fail.
   assert.deepEqual((await executor.executeSql('SELECT 1 AS one')).rows, [{ one: 1 }]);
-  const account = await t.infra.database.db.selectFrom('accounts').select('id').limit(1).execute();
-  assert.ok(Array.isArray(account));
+  // The script's own write was rolled back, not left pending...
+  assert.equal(await db.selectFrom('accounts').select('id').where('id', '=', abandoned).executeTakeFirst(), undefined);
+  // ...and a later write commits on its own: a ROLLBACK after it finds no open transaction to undo it with.
+  await db.insertInto('accounts').values({ id: kept, name: 'kept' }).execute();
+  await executor.executeSql('ROLLBACK');
+  assert.deepEqual(await db.selectFrom('accounts').select('id').where('id', '=', kept).executeTakeFirst(), {
+    id: kept,
+  });
 });
 
 test('sending the same job id twice enqueues it once', async () => {

@@ -26,7 +26,7 @@ import { PGLITE_EXTENSIONS } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import type { Database } from '../src/db/types.js';
 import { JOBS_SCHEMA, openJobQueue } from '../src/jobs/queue.js';
-import { jobRegistry } from '../src/jobs/registry.js';
+import { jobRegistry } from '../src/background.js';
 import { openStorage } from '../src/runtime.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../src/db/migrations/', import.meta.url));
@@ -95,7 +95,7 @@ async function loadOrBuildPgliteTemplate(): Promise<Blob> {
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   try {
     await migrate(db);
-    await (await openJobQueue(db, { log: silent })).close();
+    await (await openJobQueue(db, { log: silent, registry: jobRegistry })).close();
     const dump = await pglite.dumpDataDir('none');
     // Written under a unique name and renamed into place: a file reading it never sees half a dump, and
     // two files building at once both write whole ones.

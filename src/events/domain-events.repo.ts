@@ -1,16 +1,5 @@
-import type { Selectable } from 'kysely';
 import type { Executor } from '../db/repo.js';
-import { actorFromColumns, eventColumns, type DomainEvent, type DomainEventsTable } from './domain-events.js';
-
-const toEvent = (row: Selectable<DomainEventsTable>): DomainEvent => ({
-  id: row.id,
-  type: row.type,
-  accountId: row.account_id,
-  subject: { type: row.subject_type, id: row.subject_id },
-  actor: actorFromColumns(row),
-  data: row.data,
-  occurredAt: row.occurred_at,
-});
+import { eventColumns, eventFromColumns, type DomainEvent } from './domain-events.js';
 
 /** The domain_events table. Written only through the outbox; read by subscribers' jobs and retention. */
 export function domainEventQueries(db: Executor) {
@@ -22,7 +11,7 @@ export function domainEventQueries(db: Executor) {
     /** A subscriber's job carries only the event id; the event is read back here, whatever its account. */
     async find(id: string): Promise<DomainEvent | undefined> {
       const row = await db.selectFrom('domain_events').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toEvent(row);
+      return row && eventFromColumns(row);
     },
 
     /** Retention, across accounts. */

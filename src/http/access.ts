@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
-import { roleMayTake, type Action } from './permissions.js';
+import { roleMayTake, type Action } from '../lib/permissions.js';
 import type { Auth } from './auth.js';
 
 export type Access =

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
-import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import type { FastifyDynamicSwaggerOptions, OpenAPIV3_2 } from '@fastify/swagger';
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { App } from './types.js';
 import { ERROR_CODES } from './errors.js';
 import { DocumentedErrorSchemas, ErrorBody } from './schemas.js';
 import type { Access } from './access.js';
-import { PERMISSIONS } from './permissions.js';
+import { PERMISSIONS } from '../lib/permissions.js';
 
 /**
  * The OpenAPI 3.1 document is generated from the route schemas, so it cannot drift from the code. The rules that
@@ -17,7 +17,6 @@ import { PERMISSIONS } from './permissions.js';
  * - yes/no query flags are documented as the string "true" or "false", as the calls filter hasRecording is.
  * - CSV request bodies are documented as `type: string`, with an example; an enum of strings says `type: string`.
  */
-import { webhookOpenApi } from '../modules/webhooks/webhooks.openapi.js';
 
 const errorTable = Object.entries(ERROR_CODES)
   .map(([code, { status, meaning }]) => `| ${code} | ${status} | ${meaning} |`)
@@ -419,7 +418,12 @@ function finishDocument(doc: JsonObject): JsonObject {
   return doc;
 }
 
-export const openApiOptions: FastifyDynamicSwaggerOptions = {
+/** What modules add to the document beyond their routes (the `webhooks` section: what the service POSTs out). */
+export interface OpenApiAdditions {
+  webhooks?: Record<string, OpenAPIV3_2.PathItemObject>;
+}
+
+export const openApiOptions = (additions: OpenApiAdditions = {}): FastifyDynamicSwaggerOptions => ({
   openapi: {
     openapi: '3.1.0',
     info: {
@@ -442,8 +446,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       },
     },
     security: [{ apiKey: [] }, { session: [] }],
-    // What the service POSTs to webhook endpoints, per event type.
-    webhooks: webhookOpenApi,
+    ...(additions.webhooks ? { webhooks: additions.webhooks } : {}),
   },
   refResolver: {
     // Name shared schemas by their $id in components.schemas instead of def-N.
@@ -474,7 +477,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
   },
   transformObject: (document) =>
     finishDocument(('openapiObject' in document ? document.openapiObject : document.swaggerObject) as JsonObject),
-};
+});
 
 /** The product's logo, shown on the docs page and as its icon. */
 export const PRODUCT_LOGO_SVG = readFileSync(new URL('./docs/parley-logo.svg', import.meta.url));

@@ -1,15 +1,15 @@
 /**
  * How a module declares its background work, in `<module>.jobs.ts`: jobs (a payload schema, a queue policy, an
- * optional schedule and a handler) and domain-event subscriptions. A handler receives its own module's service,
- * never the others. jobs/registry.ts only gathers the modules' declarations.
+ * optional schedule and a handler), domain-event subscriptions and worker loops. A handler receives its own module's
+ * service, never the others. The composition root lists the modules' declarations (src/background.ts) and
+ * `gatherJobs` turns them into what the queue and the workers run; nothing here knows any module.
  */
 import type { Static, TSchema } from 'typebox';
 import { Type } from 'typebox';
+import { Value } from 'typebox/value';
 import type { Logger } from 'pino';
-import type { Services } from '../services.js';
 import type { Config } from '../config.js';
 import type { DomainEvent, DomainEventType } from '../events/domain-events.js';
-import type { TxHandle } from '../db/repo.js';
 
 export interface JobContext {
   /** Carries the job's name and id on every line. */
@@ -67,16 +67,6 @@ export interface EventSubscription<Service> {
   handle(event: DomainEvent, service: Service, context: JobContext): Promise<unknown>;
 }
 
-/**
- * A subscriber that acts inside the transaction that writes the event, so what it writes exists exactly when the
- * event does, with no job in between (webhook deliveries are the event's own outbox rows). Every event of its types
- * pays for it in its transaction: keep it to a read and a write of the subscriber's own tables, through `tx`.
- */
-export interface TransactionSubscription<Service> {
-  events: readonly DomainEventType[];
-  handle(event: DomainEvent, service: Service, tx: TxHandle): Promise<unknown>;
-}
-
 export interface WorkerLoopContext {
   log: Logger;
   /** Aborted when the worker process stops: finish the work in hand and return. */
@@ -96,6 +86,15 @@ export interface WorkerLoop<Service> {
   run(service: Service, context: WorkerLoopContext): Promise<void>;
 }
 
+/**
+ * The services the workers run on, as the composition root built them: each module's service under its module's
+ * name, plus the configuration and the domain events (a subscription's job carries only the event's id).
+ */
+export interface WorkerServices {
+  readonly config: Config;
+  readonly events: { find(id: string): Promise<DomainEvent | undefined> };
+}
+
 /** What the worker runs: any job or subscription, with the module's service picked out of all of them. */
 export interface RunnableJob {
   payload: TSchema;
@@ -104,39 +103,47 @@ export interface RunnableJob {
   concurrency?: number | ((config: Config) => number);
   atStart?: boolean;
   batch?: JobBatch;
-  run(payload: unknown, services: Services, context: JobContext): Promise<unknown>;
+  run(payload: unknown, services: WorkerServices, context: JobContext): Promise<unknown>;
 }
 export type JobRegistry = Record<string, RunnableJob>;
 
-export type ModuleName = keyof Services;
+export interface RunnableLoop {
+  run(services: WorkerServices, context: WorkerLoopContext): Promise<void>;
+}
+
+/** Where each subscription's jobs go, and which events it takes: what the outbox needs to fan an event out. */
+export interface SubscriptionRoute {
+  queue: string;
+  events: readonly DomainEventType[] | 'all';
+}
 
 /** Keeps a job's payload type tied to its handler's argument. */
 export function defineJob<S extends TSchema, Service>(job: ModuleJob<S, Service>): ModuleJob<S, Service> {
   return job;
 }
 
-export interface ModuleJobs<M extends ModuleName, J extends Record<string, ModuleJob<TSchema, Services[M]>>> {
+export interface ModuleJobs<M extends string, Service, J extends Record<string, ModuleJob<TSchema, Service>>> {
   module: M;
   jobs: J;
-  subscriptions: Record<string, EventSubscription<Services[M]>>;
-  inTransaction: Record<string, TransactionSubscription<Services[M]>>;
-  loops: Record<string, WorkerLoop<Services[M]>>;
+  subscriptions: Record<string, EventSubscription<Service>>;
+  loops: Record<string, WorkerLoop<Service>>;
+  /** Only a type: the service the handlers take, which the root checks against the service it builds under `module`. */
+  readonly service?: Service;
 }
 
-export function moduleJobs<M extends ModuleName, J extends Record<string, ModuleJob<any, Services[M]>>>(
+/** A module's background work, under the name its service has in the composition root. */
+export function moduleJobs<M extends string, Service, J extends Record<string, ModuleJob<any, Service>>>(
   module: M,
   declared: {
     jobs?: J;
-    subscriptions?: Record<string, EventSubscription<Services[M]>>;
-    inTransaction?: Record<string, TransactionSubscription<Services[M]>>;
-    loops?: Record<string, WorkerLoop<Services[M]>>;
+    subscriptions?: Record<string, EventSubscription<Service>>;
+    loops?: Record<string, WorkerLoop<Service>>;
   },
-): ModuleJobs<M, J> {
+): ModuleJobs<M, Service, J> {
   return {
     module,
     jobs: declared.jobs ?? ({} as J),
     subscriptions: declared.subscriptions ?? {},
-    inTransaction: declared.inTransaction ?? {},
     loops: declared.loops ?? {},
   };
 }
@@ -145,3 +152,56 @@ export const EventJobPayload = Type.Object(
   { eventId: Type.String({ format: 'uuid' }) },
   { additionalProperties: false },
 );
+
+/** Any module's declaration, as `gatherJobs` reads it. */
+type AnyModuleJobs = ModuleJobs<string, any, Record<string, ModuleJob<any, any>>>;
+
+/** The modules' declarations as the queue, the outbox and the workers use them. A name declared twice is an error. */
+export function gatherJobs(modules: readonly AnyModuleJobs[]) {
+  const registry: JobRegistry = {};
+  const subscriptions: SubscriptionRoute[] = [];
+  const loops: Record<string, RunnableLoop> = {};
+  const serviceOf = (services: WorkerServices, module: string) => (services as unknown as Record<string, never>)[module];
+  const claim = (name: string) => {
+    if (registry[name] || loops[name]) throw new Error(`Job ${name} is declared twice`);
+  };
+  for (const { module, jobs, subscriptions: subscribed, loops: declaredLoops } of modules) {
+    for (const [name, loop] of Object.entries(declaredLoops)) {
+      claim(name);
+      loops[name] = { run: (services, context) => loop.run(serviceOf(services, module), context) };
+    }
+    for (const [name, job] of Object.entries(jobs)) {
+      claim(name);
+      registry[name] = {
+        ...job,
+        run: (payload, services, context) => job.handle(payload, serviceOf(services, module), context),
+      };
+    }
+    for (const [name, subscription] of Object.entries(subscribed)) {
+      claim(name);
+      subscriptions.push({ queue: name, events: subscription.events });
+      registry[name] = {
+        payload: EventJobPayload,
+        policy: { retryLimit: 5, retryDelay: 10, retryBackoff: true, ...subscription.policy },
+        concurrency: subscription.concurrency,
+        ...(subscription.batch ? { batch: subscription.batch } : {}),
+        async run(payload, services, context) {
+          const { eventId } = Value.Parse(EventJobPayload, payload);
+          const event = await services.events.find(eventId);
+          // Pruned by retention before it was delivered: nothing left to deliver.
+          if (!event) return { skipped: 'event no longer stored' };
+          return subscription.handle(event, serviceOf(services, module), context);
+        },
+      };
+    }
+  }
+  return { registry, subscriptions, loops };
+}
+
+/**
+ * The service each declared module's handlers take, by module name: the root's services must be assignable to it
+ * (`services satisfies ServicesFor<typeof declared>`), which ties a declaration's name to the service built under it.
+ */
+export type ServicesFor<T extends readonly AnyModuleJobs[]> = {
+  [K in T[number] as K['module']]: NonNullable<K['service']>;
+};

@@ -3,40 +3,24 @@
  * Every role opens it, so any request can enqueue; only the worker role runs handlers (workers.ts).
  */
 import PgBoss from 'pg-boss';
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
-import type { Database } from '../db/types.js';
 import { createSqlExecutor, transactionExecutor, type PgBossDb } from './sql-executor.js';
-import { jobRegistry, type JobName, type JobPayload } from './registry.js';
+import type { JobName, JobPayloads, OutboxQueue, SendOptions } from '../events/outbox.js';
 import type { JobRegistry } from './define.js';
-import { enqueued } from './wake.js';
+import { enqueued } from '../lib/wake.js';
 
 /** pg-boss keeps its tables in this schema, beside ours. */
 export const JOBS_SCHEMA = 'pgboss';
 // Any fixed number (apart from the migrations' one): serializes pg-boss installs and upgrades across instances.
 const INSTALL_LOCK_KEY = 7_482_614;
 
-export interface SendOptions {
-  /**
-   * Enqueue inside this transaction, so the queue doubles as an outbox: the job exists if and only if
-   * the write that caused it commits.
-   */
-  trx?: Kysely<Database>;
-  /** A fixed job id: sending the same id twice enqueues once (the second send answers null). */
-  id?: string;
-  /** Run no earlier than this time, or this many seconds from now. */
-  startAfter?: Date | number;
-  priority?: number;
-}
+export type { SendOptions };
 
-export interface JobQueue {
+export interface JobQueue extends OutboxQueue {
   /** Enqueues a job and answers its id, or null when a job with the same `id` already exists. */
-  send<N extends JobName>(name: N, data: JobPayload<N>, options?: SendOptions): Promise<string | null>;
-  /** The same for any queue of the registry, by name (domain-event subscribers' queues, for instance). */
-  enqueue(queue: string, data: object, options?: SendOptions): Promise<string | null>;
-  /** One job with the same data on each of these queues, in one statement (a domain event's subscribers). */
-  enqueueAll(queues: readonly string[], data: object, options?: Pick<SendOptions, 'trx'>): Promise<void>;
+  send<N extends JobName>(name: N, data: JobPayloads[N], options?: SendOptions): Promise<string | null>;
   /** The pg-boss instance, for reading job state (getJobById, getQueueSize). */
   readonly boss: PgBoss;
   close(): Promise<void>;
@@ -85,8 +69,8 @@ async function installJobSchema(db: Db, registry: JobRegistry, log: Logger) {
  * Prepares the job queue's schema and queues (so `--role migrate` does too), and answers a queue that
  * can only send: no polling, maintenance or schedules here.
  */
-export async function openJobQueue(db: Db, options: { log: Logger; registry?: JobRegistry }): Promise<JobQueue> {
-  await installJobSchema(db, options.registry ?? jobRegistry, options.log);
+export async function openJobQueue(db: Db, options: { log: Logger; registry: JobRegistry }): Promise<JobQueue> {
+  await installJobSchema(db, options.registry, options.log);
   const executor = createSqlExecutor(db);
   const boss = connectPgBoss(executor, { migrate: false, supervise: false, schedule: false });
   boss.on('error', (error) => options.log.error({ err: error }, 'job queue error'));

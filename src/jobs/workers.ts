@@ -6,22 +6,20 @@ import type PgBoss from 'pg-boss';
 import { Value } from 'typebox/value';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
-import type { Services } from '../services.js';
 import { createSqlExecutor } from './sql-executor.js';
 import { connectPgBoss, ensureQueues } from './queue.js';
-import { jobRegistry, workerLoops, type RunnableLoop } from './registry.js';
-import type { JobRegistry, RunnableJob } from './define.js';
-import { addWaker } from './wake.js';
+import type { JobRegistry, RunnableJob, RunnableLoop, WorkerServices } from './define.js';
+import { addWaker } from '../lib/wake.js';
 
 /** How often a queue's other workers (past its first) look for jobs nobody woke them for. */
 const SIBLING_POLL_SECONDS = 30;
 
 export interface JobWorkerOptions {
   db: Db;
-  services: Services;
+  services: WorkerServices;
   log: Logger;
-  registry?: JobRegistry;
-  loops?: Readonly<Record<string, RunnableLoop>>;
+  registry: JobRegistry;
+  loops: Readonly<Record<string, RunnableLoop>>;
   /** How often an idle worker looks for new jobs; pg-boss allows 0.5 s at the least. */
   pollingIntervalSeconds?: number;
 }
@@ -37,7 +35,7 @@ function describePayloadErrors(definition: RunnableJob, payload: unknown) {
 
 export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWorkers> {
   const { services, log } = options;
-  const registry: JobRegistry = options.registry ?? jobRegistry;
+  const { registry, loops } = options;
   const executor = createSqlExecutor(options.db);
   const boss = connectPgBoss(executor, { migrate: false, supervise: true, schedule: true });
   boss.on('error', (error) => log.error({ err: error }, 'job worker error'));
@@ -126,7 +124,6 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
     if (!registry[name]?.schedule) await boss.unschedule(name);
   }
   for (const [name, definition] of Object.entries(registry)) if (definition.atStart) await boss.send(name, {});
-  const loops = options.loops ?? workerLoops;
   const stopLoops = new AbortController();
   const loopsRunning = Object.entries(loops).map(([name, loop]) =>
     runLoop(name, loop, {
@@ -156,7 +153,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
 async function runLoop(
   name: string,
   loop: RunnableLoop,
-  options: { services: Services; log: Logger; signal: AbortSignal; pollMs: number },
+  options: { services: WorkerServices; log: Logger; signal: AbortSignal; pollMs: number },
 ) {
   const { signal, log } = options;
   // A loop may idle in several places at once (a dispatcher's lanes): a wake-up wakes every one of them.

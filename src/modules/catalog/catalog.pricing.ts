@@ -3,12 +3,14 @@
  * exactly from decimal strings and rounded once, half up, to the micro-dollar; the lines are shaped like a call's
  * cost items, and a priced request's amount is the sum of its lines.
  */
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../lib/errors.js';
 import { isPhoneCountry } from '../../lib/phone.js';
 import { charge, formatAmount, formatPrice, formatRatio } from '../../lib/money.js';
-import type { CallDirection } from '../calls/calls.tables.js';
 import type { CatalogRepo } from './catalog.repo.js';
 import type { ModelKind } from './catalog.tables.js';
+
+/** Telephony is priced per direction (a call's direction, as the calls module records it). */
+export type TelephonyDirection = 'inbound' | 'outbound';
 
 /** Models are named by id or slug; without one, the kind's default model is priced. */
 export type PriceRequest =
@@ -16,7 +18,7 @@ export type PriceRequest =
   | { kind: 'stt'; modelId?: string; quantity: { seconds: number } }
   | { kind: 'tts'; modelId?: string; quantity: { characters: number } }
   /** `country` is the far end's (ISO alpha-2); a country without a rate of its own gets the * rate. */
-  | { kind: 'telephony'; country?: string; direction: CallDirection; quantity: { seconds: number } }
+  | { kind: 'telephony'; country?: string; direction: TelephonyDirection; quantity: { seconds: number } }
   | { kind: 'platform'; quantity: { seconds: number } };
 
 export type PriceKind = PriceRequest['kind'];

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { defineJob, moduleJobs } from '../jobs/define.js';
-import type { DomainEventsService } from './domain-events.service.js';
+import { defineJob, moduleJobs } from './define.js';
+import type { DomainEventsService } from '../events/domain-events.service.js';
 
 export const domainEventsJobs = moduleJobs('events', {
   jobs: {
