@@ -48,7 +48,7 @@ const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(va
 
 const { pino } = await import('pino');
 const { buildTestApp, signUp } = await import('../test/helpers.js');
-const { startJobWorkers } = await import('../src/jobs/workers.js');
+const { startJobWorkers } = await import('../src/background.js');
 const { inTransaction } = await import('../src/db/repo.js');
 
 const slow = await receiver(SLOW_MS);
@@ -68,19 +68,32 @@ const endpointFor = async (url: string, events: string[]) => {
 const slowId = await endpointFor(slow.url, ['campaign.started']);
 await endpointFor(quick.url, ['call.connected']);
 
+const connected = (callId: string) => ({
+  callId,
+  agentId: null,
+  contactId: null,
+  direction: 'outbound',
+  status: 'connected' as const,
+  answeredBy: 'human' as const,
+});
+
 /** `count` events of `type`, `perTransaction` in each transaction, `pauseMs` between transactions. */
 async function emit(type: 'campaign.started' | 'call.connected', count: number, perTransaction: number, pauseMs = 0) {
   for (let written = 0; written < count; written += perTransaction) {
     await inTransaction(t.infra.database.db, async (trx) => {
       for (let i = written; i < Math.min(count, written + perTransaction); i++) {
         const id = randomUUID();
-        await t.services.outbox(trx).emit({
-          type,
-          accountId: user.accountId,
-          subject: type === 'call.connected' ? { type: 'call', id } : { type: 'campaign', id },
-          data: type === 'call.connected' ? { callId: id, status: 'connected' } : { campaignId: id, name: `c${i}` },
-          actor: null,
-        });
+        const base = { accountId: user.accountId, actor: null };
+        await t.services.outbox(trx).emit(
+          type === 'call.connected'
+            ? { ...base, type, subject: { type: 'call', id }, data: connected(id) }
+            : {
+                ...base,
+                type,
+                subject: { type: 'campaign', id },
+                data: { campaignId: id, name: `c${i}`, agentId: id },
+              },
+        );
       }
     });
     if (pauseMs > 0) await sleep(pauseMs);

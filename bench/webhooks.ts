@@ -90,7 +90,7 @@ function serve() {
 async function main() {
   const { pino } = await import('pino');
   const { buildTestApp, signUp } = await import('../test/helpers.js');
-  const { startJobWorkers } = await import('../src/jobs/workers.js');
+  const { startJobWorkers } = await import('../src/background.js');
   const { inTransaction } = await import('../src/db/repo.js');
 
   const child = fork(fileURLToPath(import.meta.url), ['--receiver'], { execArgv: ['--import', 'tsx'] });
@@ -139,10 +139,9 @@ async function main() {
               callId,
               agentId,
               contactId: null,
-              status: 'in_progress',
+              status: 'connected',
               direction: 'outbound',
               answeredBy: 'human',
-              n: i,
             },
             actor: null,
           });

@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
 import { defineJob, moduleJobs } from '../../jobs/define.js';
 import type { WebhooksService } from './webhooks.service.js';
-import { DISPATCH_LOOP } from './webhooks.service.js';
-import { WEBHOOK_EVENT_TYPES } from './webhooks.tables.js';
+import { DISPATCH_LOOP } from './webhooks.dispatcher.js';
 
 export const webhooksJobs = moduleJobs('webhooks', {
   jobs: {
@@ -17,13 +16,6 @@ export const webhooksJobs = moduleJobs('webhooks', {
         return { deleted };
       },
     }),
-  },
-  inTransaction: {
-    /** The outbox side: each event's deliveries are written with the event itself, one per subscribed endpoint. */
-    'webhooks.fanout': {
-      events: WEBHOOK_EVENT_TYPES,
-      handle: (event, webhooks: WebhooksService, tx) => webhooks.fanOutWithin(tx, event),
-    },
   },
   loops: {
     /**

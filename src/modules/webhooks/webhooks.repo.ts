@@ -1,7 +1,8 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
-import { paginate, type Page } from '../../http/pagination.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory, Tx } from '../../events/outbox.js';
+import { paginate, type Page } from '../../db/pagination.js';
 import type { AttemptRecord, DeliveryState, WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.tables.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;

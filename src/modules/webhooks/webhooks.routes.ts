@@ -28,6 +28,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: manage },
       schema: {
+        operationId: 'createWebhook',
         tags,
         summary: 'Register an endpoint; the answer holds its signing secret, shown this once',
         description:
@@ -43,6 +44,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: read },
       schema: {
+        operationId: 'listWebhooks',
         tags,
         summary: "The account's endpoints: enabled or not, failure streak, why disabled",
         querystring: PageOnlyQuery,
@@ -55,7 +57,13 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     '/webhooks/:id',
     {
       config: { access: read },
-      schema: { tags, summary: 'One endpoint (never its secret)', params: IdParams, response: responses(Webhook) },
+      schema: {
+        operationId: 'getWebhook',
+        tags,
+        summary: 'One endpoint (never its secret)',
+        params: IdParams,
+        response: responses(Webhook),
+      },
     },
     async (req) => webhooks.get(req.auth, req.params.id),
   );
@@ -64,6 +72,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: manage },
       schema: {
+        operationId: 'updateWebhook',
         tags,
         summary: 'Change an endpoint; enabling it again clears its failure streak',
         params: IdParams,
@@ -78,6 +87,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: manage },
       schema: {
+        operationId: 'deleteWebhook',
         tags,
         summary: 'Delete an endpoint; its pending deliveries are not sent',
         params: IdParams,
@@ -91,6 +101,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: manage },
       schema: {
+        operationId: 'createWebhookTest',
         tags,
         summary: 'Send a test event (webhook.test) to the endpoint',
         params: IdParams,
@@ -104,6 +115,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: manage },
       schema: {
+        operationId: 'createWebhookRotateSecret',
         tags,
         summary:
           'Replace the signing secret; the old one keeps signing beside it for the overlap window (24 hours by default)',
@@ -118,6 +130,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: read },
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags,
         summary: 'Deliveries to the endpoint, newest first, with every attempt',
         params: IdParams,
@@ -132,6 +145,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: read },
       schema: {
+        operationId: 'getWebhookDelivery',
         tags,
         summary: 'One delivery with every attempt',
         params: DeliveryParams,
@@ -145,6 +159,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: manage },
       schema: {
+        operationId: 'createWebhookDeliveryRedeliver',
         tags,
         summary: 'Send a delivery again, with the same delivery id',
         params: DeliveryParams,
@@ -158,6 +173,7 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     {
       config: { access: manage },
       schema: {
+        operationId: 'createWebhookDeliveriesRedeliver',
         tags,
         summary: 'Send again every failed or abandoned delivery created since a time',
         params: IdParams,

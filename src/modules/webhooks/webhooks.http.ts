@@ -142,6 +142,8 @@ export interface PostResult {
 
 export interface WebhookSender {
   post(url: string, headers: Record<string, string>, body: string): Promise<PostResult>;
+  /** The attempts under way, oldest first: the status each has received, or null before one. */
+  underWay(): Array<number | null>;
   close(): Promise<void>;
 }
 
@@ -251,7 +253,7 @@ class Attempt {
     resolve({
       ok,
       statusCode: status,
-      latencyMs: Math.round(performance.now() - this.started),
+      latencyMs: Math.round(this.sending.now() - this.started),
       error,
       responseExcerpt: excerpt,
     });
@@ -261,7 +263,7 @@ class Attempt {
     const resolve = this.resolve;
     if (resolve === null) return;
     this.settle();
-    resolve(failure(this.started, error));
+    resolve(failure(this.started, this.sending.now(), error));
   }
 
   settle() {
@@ -275,29 +277,41 @@ class Attempt {
 /** What the attempts of one sender share. */
 interface Sending {
   timeoutMs: number;
+  now: () => number;
   /** Attempts under way, in the order they started: the order of their deadlines. */
   inFlight: Set<Attempt>;
 }
 
-const failure = (started: number, error: string): PostResult => ({
+const failure = (started: number, now: number, error: string): PostResult => ({
   ok: false,
   statusCode: null,
-  latencyMs: Math.round(performance.now() - started),
+  latencyMs: Math.round(now - started),
   error,
   responseExcerpt: null,
 });
 
-export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number }): WebhookSender {
-  const timeoutMs = policy.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-  const baseLookup = policy.lookup ?? (dnsLookup as unknown as Lookup);
+export interface SenderOptions extends TargetPolicy {
+  /** The limit of one attempt, from its start to its answer's end, on the sender's time. */
+  timeoutMs?: number;
+  /** The sender's time in milliseconds: a monotonic clock, unless a test gives one it moves itself. */
+  now?: () => number;
+}
+
+export function createWebhookSender(options: SenderOptions): WebhookSender {
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const now = options.now ?? (() => performance.now());
+  const baseLookup = options.lookup ?? (dnsLookup as unknown as Lookup);
+  // undici's own limits run on real time: they only back up the sweep below, so they are never shorter than the usual
+  // limit of an attempt (a test's sender on a time of its own is never cut off by them).
+  const backstopMs = Math.max(timeoutMs, DELIVERY_TIMEOUT_MS);
   const agent = new Agent({
-    connect: { ...(policy.allowPrivate ? {} : { lookup: guardedLookup(baseLookup) }), timeout: timeoutMs },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
+    connect: { ...(options.allowPrivate ? {} : { lookup: guardedLookup(baseLookup) }), timeout: backstopMs },
+    headersTimeout: backstopMs,
+    bodyTimeout: backstopMs,
     keepAliveTimeout: 4_000,
     connections: 64,
   });
-  const sending: Sending = { timeoutMs, inFlight: new Set() };
+  const sending: Sending = { timeoutMs, now, inFlight: new Set() };
 
   // One coarse sweep instead of a timer per attempt: it ends the attempts past their deadline, running only while
   // attempts are under way. An attempt ends at most a sweep's period after its deadline.
@@ -309,7 +323,7 @@ export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number 
       sweeper = null;
       return;
     }
-    const expired = performance.now() - timeoutMs;
+    const expired = now() - timeoutMs;
     for (const attempt of sending.inFlight) {
       if (attempt.started > expired) break;
       attempt.expire();
@@ -323,7 +337,7 @@ export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number 
   const targetOf = (rawUrl: string): Target => {
     let target = targets.get(rawUrl);
     if (target === undefined) {
-      target = checkTarget(rawUrl, policy);
+      target = checkTarget(rawUrl, options);
       if (targets.size >= TARGET_CACHE_SIZE) targets.delete(targets.keys().next().value!);
       targets.set(rawUrl, target);
     }
@@ -332,9 +346,9 @@ export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number 
 
   return {
     post(rawUrl, headers, body) {
-      const started = performance.now();
+      const started = now();
       const target = targetOf(rawUrl);
-      if (target.refusal !== null) return Promise.resolve(failure(started, target.refusal));
+      if (target.refusal !== null) return Promise.resolve(failure(started, now(), target.refusal));
       const attempt = new Attempt(sending, started);
       const result = new Promise<PostResult>((resolve) => (attempt.resolve = resolve));
       sending.inFlight.add(attempt);
@@ -346,6 +360,7 @@ export function createWebhookSender(policy: TargetPolicy & { timeoutMs?: number 
       }
       return result;
     },
+    underWay: () => [...sending.inFlight].map((attempt) => (attempt.statusCode === 0 ? null : attempt.statusCode)),
     close: () => agent.close(),
   };
 }

@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../config.js';
 import { buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
-import { createWebhookSender, isPublicAddress, refusalOf, type Lookup } from './webhook-http.js';
+import { createWebhookSender, isPublicAddress, refusalOf, type Lookup } from './webhooks.http.js';
 
 let t: TestApp;
 let user: SignedUp;

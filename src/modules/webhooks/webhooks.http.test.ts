@@ -3,17 +3,27 @@
  * attempt answers for each status, the response excerpt (1 KB, a cut character dropped, NUL bytes removed), a large
  * response cut off without spoiling the next delivery, the connection kept for the next delivery when the answer is
  * read whole, a body cut off after the status, and the one limit on the whole attempt (a receiver that never answers,
- * one that answers the status and then stalls or trickles its body, a name that never resolves).
+ * one that answers the status and then stalls or trickles its body, a name that never resolves). The senders run on a
+ * time the tests move: an attempt runs out when a test says so, never because the machine was slow.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { createWebhookSender, type Lookup, type WebhookSender } from './webhook-http.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createWebhookSender, type Lookup, type WebhookSender } from './webhooks.http.js';
 
 const TIMEOUT_MS = 300;
 const servers: Server[] = [];
 const senders: WebhookSender[] = [];
+/** The senders' time, in milliseconds: it moves only when a test moves it. */
+let senderTime = 0;
+
+/** Waits until `check` holds (the network's work happens in its own time). */
+async function until(what: string, check: () => boolean) {
+  for (let i = 0; i < 3000 && !check(); i++) await sleep(10);
+  assert.ok(check(), `gave up waiting for ${what}`);
+}
 
 after(async () => {
   for (const sender of senders) await sender.close();
@@ -45,7 +55,12 @@ async function serve(answer: (req: IncomingMessage, res: ServerResponse) => void
 }
 
 function sender(options: { timeoutMs?: number; allowPrivate?: boolean; lookup?: Lookup } = {}) {
-  const created = createWebhookSender({ allowHttp: true, allowPrivate: options.allowPrivate ?? true, ...options });
+  const created = createWebhookSender({
+    allowHttp: true,
+    allowPrivate: options.allowPrivate ?? true,
+    now: () => senderTime,
+    ...options,
+  });
   senders.push(created);
   return created;
 }
@@ -163,12 +178,19 @@ test('a body cut off after the status still counts by its status', async () => {
 
 test('a receiver that never answers times out after the attempt limit', async () => {
   const target = await serve(() => {});
-  const result = await post(sender({ timeoutMs: TIMEOUT_MS }), target.url);
-  assert.equal(result.ok, false);
-  assert.equal(result.statusCode, null);
-  assert.equal(result.error, `timed out after ${TIMEOUT_MS / 1000} s`);
-  assert.equal(result.responseExcerpt, null);
-  assert.ok(result.latencyMs >= TIMEOUT_MS - 5, String(result.latencyMs));
+  const s = sender({ timeoutMs: TIMEOUT_MS });
+  const result = post(s, target.url);
+  await until('the request to arrive', () => target.requests() === 1);
+  senderTime += TIMEOUT_MS - 1;
+  await sleep(50);
+  assert.deepEqual(s.underWay(), [null], 'still under way just before the limit');
+  senderTime += 1;
+  const answered = await result;
+  assert.equal(answered.ok, false);
+  assert.equal(answered.statusCode, null);
+  assert.equal(answered.error, `timed out after ${TIMEOUT_MS / 1000} s`);
+  assert.equal(answered.responseExcerpt, null);
+  assert.equal(answered.latencyMs, TIMEOUT_MS);
 });
 
 test('the limit is on the whole attempt: a body that stalls or trickles after the status ends the attempt at the limit, counted by its status', async () => {
@@ -176,18 +198,21 @@ test('the limit is on the whole attempt: a body that stalls or trickles after th
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.write('started');
     if (req.url === '/trickle') {
-      // A byte every 50 ms: never quiet long enough for a per-read timeout.
-      const timer = setInterval(() => res.write('.'), 50);
+      // A byte every 10 ms: never quiet long enough for a per-read timeout.
+      const timer = setInterval(() => res.write('.'), 10);
       res.on('close', () => clearInterval(timer));
     }
   });
   const s = sender({ timeoutMs: TIMEOUT_MS });
   for (const path of ['/stall', '/trickle']) {
-    const result = await post(s, target.url.replace('/hook', path));
-    assert.equal(result.statusCode, 200, path);
-    assert.equal(result.ok, true, path);
-    assert.match(String(result.responseExcerpt), /^started\.*$/, path);
-    assert.ok(result.latencyMs >= TIMEOUT_MS - 5, `${path}: ${result.latencyMs}`);
+    const result = post(s, target.url.replace('/hook', path));
+    await until(`the status of ${path}`, () => s.underWay()[0] === 200);
+    senderTime += TIMEOUT_MS;
+    const answered = await result;
+    assert.equal(answered.statusCode, 200, path);
+    assert.equal(answered.ok, true, path);
+    assert.match(String(answered.responseExcerpt), /^started\.*$/, path);
+    assert.equal(answered.latencyMs, TIMEOUT_MS, path);
   }
   // The cut-off connections are not reused: a later delivery gets an answer.
   const fresh = await serve((_req, res) => res.end('fine'));
@@ -200,9 +225,10 @@ test('attempts under way together each keep their own limit: the silent ones tim
   });
   const s = sender({ timeoutMs: TIMEOUT_MS });
   const base = target.url.replace('/hook', '');
-  const results = await Promise.all(
-    ['/silent', '/fast', '/silent', '/fast', '/fast', '/silent'].map((path) => post(s, `${base}${path}`)),
-  );
+  const pending = ['/silent', '/fast', '/silent', '/fast', '/fast', '/silent'].map((path) => post(s, `${base}${path}`));
+  await until('the answered attempts to end', () => target.requests() === 6 && s.underWay().length === 3);
+  senderTime += TIMEOUT_MS;
+  const results = await Promise.all(pending);
   assert.deepEqual(
     results.map((r) => r.error ?? r.responseExcerpt),
     ['timed out', 'fast', 'timed out', 'fast', 'fast', 'timed out'].map((what) =>
@@ -214,14 +240,18 @@ test('attempts under way together each keep their own limit: the silent ones tim
 });
 
 test('a host name that never resolves times out after the attempt limit', async () => {
-  const never: Lookup = () => {};
-  const result = await post(
-    sender({ timeoutMs: TIMEOUT_MS, allowPrivate: false, lookup: never }),
-    'http://never.example/hook',
-  );
-  assert.equal(result.ok, false);
-  assert.equal(result.statusCode, null);
-  assert.equal(result.error, `timed out after ${TIMEOUT_MS / 1000} s`);
+  // The lookup answers only once the attempt has ended (then with an error, so the connection attempt ends too).
+  const unanswered: Array<(error: NodeJS.ErrnoException) => void> = [];
+  const late: Lookup = (_hostname, _options, callback) => unanswered.push((error) => callback(error, [], 0));
+  const s = sender({ timeoutMs: TIMEOUT_MS, allowPrivate: false, lookup: late });
+  const result = post(s, 'http://never.example/hook');
+  await until('the lookup to start', () => unanswered.length === 1);
+  senderTime += TIMEOUT_MS;
+  const answered = await result;
+  assert.equal(answered.ok, false);
+  assert.equal(answered.statusCode, null);
+  assert.equal(answered.error, `timed out after ${TIMEOUT_MS / 1000} s`);
+  for (const answer of unanswered) answer(Object.assign(new Error('never.example'), { code: 'ENOTFOUND' }));
 });
 
 test('refusals and connection errors are answers, not exceptions', async () => {

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, signUp } from '../../../test/helpers.js';
 import { api, startCallsApp } from '../../../test/calls-kit.js';
-import { startReceiver } from '../../../test/webhook-receiver.js';
+import { publishedWebhookBodies, startReceiver } from '../../../test/webhook-receiver.js';
 import { inTransaction } from '../../db/repo.js';
 import { webhookQueries } from './webhooks.repo.js';
 
@@ -31,12 +31,14 @@ test('a restart in the middle of retries, fan-outs and attempts loses nothing', 
   let status = 500;
   let clockNow = () => 0;
   let secret = '';
-  const target = await startReceiver({ secret: () => secret, status: () => status, nowSec: () => clockNow() });
+  let target: Awaited<ReturnType<typeof startReceiver>> | undefined;
   const options = { database, ...(dataDir ? { dataDir } : {}), env: { WEBHOOK_ALLOW_PRIVATE: 'true' } };
   try {
     // The first process: a delivery fails once and waits for its retry; another is claimed and never finished.
     const first = await startCallsApp(options);
     clockNow = () => Math.floor(first.clock.now().getTime() / 1000);
+    const bodies = await publishedWebhookBodies(first.t.app);
+    target = await startReceiver({ secret: () => secret, status: () => status, nowSec: () => clockNow(), bodies });
     const user = await signUp(first.t.app);
     const { ok } = api(first.t, user);
     const endpoint = await ok('POST', '/webhooks', { url: target.url });
@@ -117,7 +119,7 @@ test('a restart in the middle of retries, fan-outs and attempts loses nothing', 
       await second.close();
     }
   } finally {
-    await target.close();
+    await target?.close();
     await database.drop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp, createTestDatabase, signUp, type TestApp, type TestDatabase } from '../../../test/helpers.js';
 import { api } from '../../../test/calls-kit.js';
-import { startReceiver } from '../../../test/webhook-receiver.js';
+import { publishedWebhookBodies, startReceiver } from '../../../test/webhook-receiver.js';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -62,7 +62,7 @@ test('a delivery written in the API process is sent at once by a worker process 
   // No Redis for either process: both reach each other through the database.
   t = await buildTestApp({ database, env: { WEBHOOK_ALLOW_PRIVATE: 'true', REDIS_URL: '' } });
   let secret = '';
-  const target = await startReceiver({ secret: () => secret });
+  const target = await startReceiver({ secret: () => secret, bodies: await publishedWebhookBodies(t.app) });
   closing.push(() => target.close());
   worker = await startWorker(database.url!);
 
