@@ -7,11 +7,71 @@
 import { randomBytes } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
+import { headerKey } from '../lib/csv.js';
 import type { Db } from './client.js';
 import type { Database } from './types.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 export type Session = Kysely<Database>;
+
+/** Rows an import reports by line at most; the rest are only counted. */
+export const MAX_REPORTED_ERRORS = 100;
+
+/** The header keys (see headerKey) of a column holding a phone number, best first. */
+export const PHONE_HEADERS = [
+  'phone',
+  'phonenumber',
+  'phone1value',
+  'primaryphone',
+  'phone1',
+  'mobile',
+  'mobilephone',
+  'mobilephonenumber',
+  'mobilenumber',
+  'cell',
+  'cellphone',
+  'cellnumber',
+  'telephone',
+  'telephonenumber',
+  'tel',
+  'contactnumber',
+  'contactphone',
+  'number',
+  'msisdn',
+  'workphone',
+  'businessphone',
+  'homephone',
+  'otherphone',
+  'phone2value',
+  'phone3value',
+  'phone2',
+  'phone3',
+  'telefon',
+  'telefonnummer',
+  'handy',
+  'mobil',
+  'mobiltelefon',
+  'telefono',
+  'movil',
+  'celular',
+  'portable',
+];
+
+/** Header forms named in error messages, so a user knows what to rename a column to. */
+export const PHONE_HEADER_EXAMPLES = [
+  'phone',
+  'Phone Number',
+  'mobile',
+  'Mobile Phone',
+  'Phone 1 - Value',
+  'telephone',
+];
+
+/** Columns of a header row holding a phone number, best first. */
+export function phoneColumns(headers: string[]): number[] {
+  const keys = headers.map(headerKey);
+  return PHONE_HEADERS.flatMap((synonym) => keys.flatMap((key, index) => (key === synonym ? [index] : [])));
+}
 
 /**
  * Runs fn on one database session, which is what temporary tables live in. On PostgreSQL a pooled

@@ -8,21 +8,39 @@ import {
   AgentVersion,
   AgentVersionList,
   CreateAgentBody,
+  type KnowledgeIndexState,
   ListAgentsQuery,
   UpdateAgentBody,
   VersionParams,
 } from './agents.schemas.js';
 
+/**
+ * The search index of an agent's knowledge base, as the knowledge module (which reads and saves agents) reports it:
+ * the agent detail shows it, so the route asks both.
+ */
+export interface KnowledgeIndexReader {
+  indexState(
+    accountId: string,
+    agentId: string,
+    knowledge: string,
+    voiceId: string | null,
+  ): Promise<KnowledgeIndexState>;
+}
+
 const read = allow.account('account.read');
 const write = allow.account('agents.write');
 const tags = ['agents'];
 
-export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
+export function agentsRoutes(
+  app: App,
+  { agents, knowledge }: { agents: AgentsService; knowledge: KnowledgeIndexReader },
+) {
   app.get(
     '/agents',
     {
       config: { access: read },
       schema: {
+        operationId: 'listAgents',
         tags,
         summary: "List the account's agents, newest first",
         querystring: ListAgentsQuery,
@@ -36,6 +54,7 @@ export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
     {
       config: { access: write },
       schema: {
+        operationId: 'createAgent',
         tags,
         summary: 'Create an agent (a draft at version 1 unless a status is given)',
         body: CreateAgentBody,
@@ -49,19 +68,30 @@ export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
     {
       config: { access: read },
       schema: {
+        operationId: 'getAgent',
         tags,
         summary: 'Read an agent: settings, prompt parts and the assembled system prompt',
         params: IdParams,
         response: responses(Agent),
       },
     },
-    async (req) => agents.get(req.auth, req.params.id),
+    async (req) => {
+      const agent = await agents.get(req.auth, req.params.id);
+      const knowledgeIndex = await knowledge.indexState(
+        req.auth.accountId,
+        agent.id,
+        agent.knowledgeBase,
+        agent.voiceId,
+      );
+      return { ...agent, knowledgeIndex };
+    },
   );
   app.patch(
     '/agents/:id',
     {
       config: { access: write },
       schema: {
+        operationId: 'updateAgent',
         tags,
         summary: 'Update an agent; a changed prompt part or first message saves a new version',
         params: IdParams,
@@ -76,6 +106,7 @@ export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
     {
       config: { access: write },
       schema: {
+        operationId: 'deleteAgent',
         tags,
         summary: 'Delete an agent; its inbound number is released, past calls keep its name',
         params: IdParams,
@@ -89,6 +120,7 @@ export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
     {
       config: { access: read },
       schema: {
+        operationId: 'listAgentVersions',
         tags,
         summary: "An agent's saved prompt versions, newest first",
         params: IdParams,
@@ -102,7 +134,13 @@ export function agentsRoutes(app: App, { agents }: { agents: AgentsService }) {
     '/agents/:id/versions/:version',
     {
       config: { access: read },
-      schema: { tags, summary: 'One saved prompt version', params: VersionParams, response: responses(AgentVersion) },
+      schema: {
+        operationId: 'getAgentVersion',
+        tags,
+        summary: 'One saved prompt version',
+        params: VersionParams,
+        response: responses(AgentVersion),
+      },
     },
     async (req) => agents.getVersion(req.auth, req.params.id, req.params.version),
   );

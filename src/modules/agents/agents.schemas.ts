@@ -2,7 +2,6 @@ import { Type, type Static } from 'typebox';
 import { DateTime, Int, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 import { PROMPT_LIMITS, VERSIONED_FIELDS } from './agents.prompt.js';
 import { AGENT_STATUSES, VOICEMAIL_ACTIONS } from './agents.tables.js';
-import { KnowledgeIndexState } from '../knowledge/knowledge.schemas.js';
 
 export const AgentStatus = Type.Enum([...AGENT_STATUSES], {
   title: 'AgentStatus',
@@ -109,6 +108,16 @@ export const AgentListItem = Type.Object(
   },
   { title: 'Agent', description: 'An agent as lists show it.' },
 );
+
+export const KnowledgeIndexState = Type.Object(
+  {
+    chunks: Type.Integer({ minimum: 0 }),
+    indexedAt: Nullable(DateTime),
+    pending: Type.Boolean({ description: 'True while a change of the knowledge base waits to be indexed.' }),
+  },
+  { description: 'The search index of the knowledge base, retrieved from in chunks during calls.' },
+);
+export type KnowledgeIndexState = Static<typeof KnowledgeIndexState>;
 
 export const Agent = Type.Object(
   {

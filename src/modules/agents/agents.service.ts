@@ -1,10 +1,10 @@
 import type { Selectable } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { invalidField, notFound } from '../../http/errors.js';
-import type { Auth } from '../../http/auth.js';
+import { invalidField, notFound } from '../../lib/errors.js';
+import type { Auth } from '../../lib/caller.js';
 import type { TxHandle } from '../../db/repo.js';
-import { envelope, type Page } from '../../http/pagination.js';
+import { envelope, type Page } from '../../db/pagination.js';
 import { actorOf } from '../../events/domain-events.js';
 import type { AgentChanges, AgentsRepo, AgentsTx, NewAgent } from './agents.repo.js';
 import type { AgentVersionsTable, AgentsTable } from './agents.tables.js';
@@ -139,22 +139,7 @@ export interface AgentChoicesCheck {
   checkAgentChoices(input: { voice?: string | null; liveLlmId?: string | null }): Promise<void>;
 }
 
-/** The search index of an agent's knowledge base, as the knowledge module reports it. */
-export interface KnowledgeIndexReader {
-  indexState(
-    accountId: string,
-    agentId: string,
-    knowledge: string,
-    voiceId: string | null,
-  ): Promise<{ chunks: number; indexedAt: string | null; pending: boolean }>;
-}
-
-export function createAgentsService(deps: {
-  repo: AgentsRepo;
-  clock: Clock;
-  choices: AgentChoicesCheck;
-  knowledge?: KnowledgeIndexReader;
-}) {
+export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choices: AgentChoicesCheck }) {
   const { repo, clock, choices } = deps;
 
   async function saveVersion(tx: AgentsTx, auth: Auth, row: AgentRow, changedParts: VersionedFieldName[]) {
@@ -182,9 +167,7 @@ export function createAgentsService(deps: {
     },
 
     async get(auth: Auth, id: string) {
-      const row = await requireAgent(auth, id);
-      const knowledgeIndex = await deps.knowledge?.indexState(auth.accountId, row.id, row.knowledge, row.voice_id);
-      return { ...toAgent(row), ...(knowledgeIndex ? { knowledgeIndex } : {}) };
+      return toAgent(await requireAgent(auth, id));
     },
 
     /** Creates a draft (unless a status is given) at version 1, and saves version 1. */

@@ -1,10 +1,11 @@
 import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Database } from '../../db/types.js';
-import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
-import { paginate, type Page } from '../../http/pagination.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory } from '../../events/outbox.js';
+import { paginate, type Page } from '../../db/pagination.js';
 import { likePattern } from '../../db/like.js';
-import { invalidField } from '../../http/errors.js';
+import { invalidField } from '../../lib/errors.js';
 import type { ContactsTable } from './contacts.tables.js';
 
 export interface ContactFilters {
@@ -312,6 +313,11 @@ export function contactQueries(db: Executor) {
       return query.where('account_id', '=', accountId).where('id', '=', id).returningAll().executeTakeFirst();
     },
   };
+}
+
+/** The distinct contacts of these lists of the account, as a subquery (one column, contact_id): for the dialer. */
+export function membersOfListsQuery(accountId: string, listIds: readonly string[]): RawBuilder<unknown> {
+  return sql`SELECT DISTINCT contact_id FROM contact_list_members WHERE account_id = ${accountId} AND list_id = ANY(${[...listIds]}::uuid[])`;
 }
 
 export function createContactsRepo(db: Db, outbox: OutboxFactory) {

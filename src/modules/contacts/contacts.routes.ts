@@ -38,6 +38,7 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     {
       config: { access: write, csvBody: true },
       schema: {
+        operationId: 'importContactList',
         tags,
         summary: 'Import a CSV file as a new contact list',
         description:
@@ -55,6 +56,7 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     {
       config: { access: read },
       schema: {
+        operationId: 'listContactLists',
         tags,
         summary: 'List contact lists, newest first',
         querystring: PageOnlyQuery,
@@ -68,6 +70,7 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     {
       config: { access: read },
       schema: {
+        operationId: 'getContactList',
         tags,
         summary: 'Read a contact list and its import counts',
         params: IdParams,
@@ -81,6 +84,7 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     {
       config: { access: read },
       schema: {
+        operationId: 'listContactListContacts',
         tags,
         summary: 'Contacts of a list',
         params: IdParams,
@@ -95,6 +99,7 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     {
       config: { access: read },
       schema: {
+        operationId: 'listContacts',
         tags,
         summary: 'List contacts, newest first; filter by list, free text, phone and DNC status',
         querystring: ContactQuery,
@@ -108,6 +113,7 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     {
       config: { access: read },
       schema: {
+        operationId: 'getContact',
         tags,
         summary: 'Read a contact and the lists it is in',
         params: IdParams,
@@ -121,6 +127,7 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     {
       config: { access: write },
       schema: {
+        operationId: 'updateContact',
         tags,
         summary: 'Update a contact; a new phone is normalized to E.164 and takes its DNC status',
         params: IdParams,
@@ -135,6 +142,7 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     {
       config: { access: read },
       schema: {
+        operationId: 'exportContacts',
         tags,
         summary: 'Export contacts as CSV (streamed; same filters as GET /v1/contacts)',
         querystring: ExportQuery,

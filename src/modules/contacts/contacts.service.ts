@@ -1,11 +1,11 @@
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { RawBuilder, Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import type { OutboxFactory, TxHandle } from '../../db/repo.js';
+import type { OutboxFactory } from '../../events/outbox.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Auth } from '../../http/auth.js';
-import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { envelope, type Page } from '../../http/pagination.js';
+import type { Auth } from '../../lib/caller.js';
+import { AppError, invalidField, notFound } from '../../lib/errors.js';
+import { envelope, type Page } from '../../db/pagination.js';
 import type { OwnershipCheck } from '../../db/ownership.js';
 import { actorOf } from '../../events/domain-events.js';
 import type { AuthService } from '../auth/auth.service.js';
@@ -14,10 +14,16 @@ import type { CsvUpload } from '../../lib/csv.js';
 import { isPhoneCountry, normalizePhone } from '../../lib/phone.js';
 import { canonicalTimeZone } from '../../lib/timezone.js';
 import { createPhonePool, type PhonePool } from '../../lib/phone-pool.js';
-import { importContactList } from './contacts-import.js';
-import { exportContactsCsv } from './contacts-export.js';
-import { patchedAttributesProblem } from './csv-headers.js';
-import type { ContactChanges, ContactFilters, ContactRow, ContactsRepo } from './contacts.repo.js';
+import { importContactList } from './contacts.import.js';
+import { exportContactsCsv } from './contacts.export.js';
+import { patchedAttributesProblem } from './contacts.csv-headers.js';
+import {
+  membersOfListsQuery,
+  type ContactChanges,
+  type ContactFilters,
+  type ContactRow,
+  type ContactsRepo,
+} from './contacts.repo.js';
 import type { ContactListsTable } from './contacts.tables.js';
 import type { DatabaseKind } from '../../db/staging.js';
 import type {
@@ -223,10 +229,6 @@ export function createContactsService(deps: ContactsDeps) {
       return { ...toContact(row), lists: await repo.listsOfContact(auth.accountId, id) };
     },
 
-    /**
-     * Sets the do-not-call flag of the account's contacts with these numbers, inside the caller's transaction:
-     * the do-not-call list calls this as it changes, so list and flags always agree.
-     */
     /** For the call engine: who a call is with (by contact id, or by the number of an inbound caller). */
     async forCall(accountId: string, by: { id: string } | { phone: string }) {
       const id = 'id' in by ? by.id : (await repo.findByPhone(accountId, by.phone))?.id;
@@ -252,20 +254,7 @@ export function createContactsService(deps: ContactsDeps) {
 
     /** For the dialer: the distinct contacts of these lists of the account, as a subquery (one column, contact_id). */
     membersOfListsQuery(accountId: string, listIds: readonly string[]): RawBuilder<unknown> {
-      return sql`SELECT DISTINCT contact_id FROM contact_list_members WHERE account_id = ${accountId} AND list_id = ANY(${[...listIds]}::uuid[])`;
-    },
-
-    flagDnc(tx: TxHandle, accountId: string, phones: string[] | RawBuilder<unknown>, flagged: boolean, now: Date) {
-      return repo.within(tx).setDncFlag(accountId, phones, flagged, now);
-    },
-
-    /** Bulk form of flagDnc for the do-not-call import: numbers as a subquery, ids noted for undo. */
-    flagDncAmong(tx: TxHandle, accountId: string, phones: RawBuilder<unknown>, now: Date, record: string | null) {
-      return repo.within(tx).flagDncAmong(accountId, phones, now, record);
-    },
-
-    async unflagDncByIds(tx: TxHandle, accountId: string, ids: RawBuilder<unknown>) {
-      await repo.within(tx).unflagDncByIds(accountId, ids);
+      return membersOfListsQuery(accountId, listIds);
     },
 
     /** The CSV text of the export, produced batch by batch as the client reads it. */

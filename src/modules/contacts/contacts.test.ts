@@ -97,7 +97,7 @@ test('contacts of a list, and the filters: list, free text, phone in any format,
 
   const badPhone = await get(user, '/contacts?phone=12');
   assert.equal(badPhone.statusCode, 400);
-  assert.equal(errorBody(badPhone).details.fields instanceof Array, true);
+  assert.equal(Array.isArray(errorBody(badPhone).details.fields), true);
   assert.equal((await get(user, '/contacts?dnc=maybe')).statusCode, 400);
   assert.equal((await get(user, '/contacts?listId=nope')).statusCode, 400);
 });

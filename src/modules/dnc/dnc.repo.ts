@@ -1,8 +1,9 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { likePattern } from '../../db/like.js';
-import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
-import { paginate, type Page } from '../../http/pagination.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory, Tx } from '../../events/outbox.js';
+import { paginate, type Page } from '../../db/pagination.js';
 import { lockAccountContacts } from '../../db/staging.js';
 
 export function dncQueries(db: Executor) {

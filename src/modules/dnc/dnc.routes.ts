@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { responses } from '../../http/schemas.js';
 import { closeIfBodyUnread, CSV_MEDIA_TYPES, csvUpload, hasCsvBody } from '../../http/csv-body.js';
-import type { DncBulkInput } from './dnc-bulk.js';
+import type { DncBulkInput } from './dnc.bulk.js';
 import type { DncService } from './dnc.service.js';
 import {
   AddDncBody,
@@ -36,6 +36,7 @@ export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
     {
       config: { access: write },
       schema: {
+        operationId: 'addDncEntry',
         tags,
         summary: 'Put a number on the do-not-call list (idempotent); its contacts are flagged',
         body: AddDncBody,
@@ -49,6 +50,7 @@ export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
     {
       config: { access: read },
       schema: {
+        operationId: 'listDncEntries',
         tags,
         summary: 'List do-not-call entries, newest first',
         querystring: DncQuery,
@@ -62,6 +64,7 @@ export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
     {
       config: { access: write, csvBody: true },
       schema: {
+        operationId: 'addDncEntriesInBulk',
         tags,
         summary: 'Add many numbers: a JSON array, or a CSV body (all or nothing)',
         body: BulkDncBody,
@@ -75,6 +78,7 @@ export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
     {
       config: { access: write },
       schema: {
+        operationId: 'deleteDncEntry',
         tags,
         summary: 'Take a number off the do-not-call list; its contacts are unflagged',
         params: DncPhoneParams,

@@ -1,16 +1,16 @@
 import type { Db } from '../../db/client.js';
-import type { OutboxFactory, TxHandle } from '../../db/repo.js';
+import type { TxHandle } from '../../db/repo.js';
+import type { OutboxFactory } from '../../events/outbox.js';
 import type { DatabaseKind } from '../../db/staging.js';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Auth } from '../../http/auth.js';
-import { invalidField, notFound } from '../../http/errors.js';
-import { envelope } from '../../http/pagination.js';
+import type { Auth } from '../../lib/caller.js';
+import { invalidField, notFound } from '../../lib/errors.js';
+import { envelope } from '../../db/pagination.js';
 import { normalizePhone } from '../../lib/phone.js';
 import { actorOf } from '../../events/domain-events.js';
 import type { AuthService } from '../auth/auth.service.js';
-import type { ContactsService } from '../contacts/contacts.service.js';
-import { addDncInBulk, type DncBulkInput } from './dnc-bulk.js';
+import { addDncInBulk, type DncBulkFollower, type DncBulkInput } from './dnc.bulk.js';
 import { listedNumbersQuery, type DncRepo } from './dnc.repo.js';
 import type { AddDncInput, DncQuery } from './dnc.schemas.js';
 
@@ -29,12 +29,15 @@ export interface DncDeps {
   config: Config;
   clock: Clock;
   accounts: Pick<AuthService, 'defaultCountry'>;
-  /** Contacts carry a do-not-call flag of their own, kept by their module in the same transaction as the list. */
-  contacts: Pick<ContactsService, 'flagDnc' | 'flagDncAmong' | 'unflagDncByIds'>;
+  /**
+   * Keeps a copy of the list in step with a bulk add. Single changes need none: each emits its number's event, which
+   * a copy follows inside the same transaction.
+   */
+  bulkFollower: DncBulkFollower;
 }
 
 export function createDncService(deps: DncDeps) {
-  const { repo, config, clock, accounts, contacts } = deps;
+  const { repo, config, clock, accounts } = deps;
 
   async function e164(auth: Auth, phone: string, field: string) {
     const normalized = normalizePhone(phone, await accounts.defaultCountry(auth.accountId));
@@ -50,7 +53,6 @@ export function createDncService(deps: DncDeps) {
       return repo.transaction(async (tx) => {
         const { entry, added } = await tx.add(auth.accountId, phone, input.reason?.trim() || null, now);
         if (added) {
-          await contacts.flagDnc(tx, auth.accountId, [phone], true, now);
           await tx.emit({
             type: 'dnc.added',
             accountId: auth.accountId,
@@ -70,10 +72,8 @@ export function createDncService(deps: DncDeps) {
 
     async remove(auth: Auth, rawPhone: string) {
       const phone = await e164(auth, rawPhone, 'params/phone');
-      const now = clock.now();
       return repo.transaction(async (tx) => {
         if (!(await tx.remove(auth.accountId, phone))) throw notFound('Do-not-call entry');
-        await contacts.flagDnc(tx, auth.accountId, [phone], false, now);
         await tx.emit({
           type: 'dnc.removed',
           accountId: auth.accountId,
@@ -91,8 +91,7 @@ export function createDncService(deps: DncDeps) {
         defaultCountry: await accounts.defaultCountry(auth.accountId),
         limitBytes: config.csvBodyLimitBytes,
         now,
-        flagContacts: (trx, phones, record) => contacts.flagDncAmong({ trx }, auth.accountId, phones, now, record),
-        unflagContacts: (trx, ids) => contacts.unflagDncByIds({ trx }, auth.accountId, ids),
+        follower: deps.bulkFollower,
         afterAdding: async (trx, added) => {
           if (added === 0) return;
           await deps.outbox(trx).emit({
@@ -118,14 +117,13 @@ export function createDncService(deps: DncDeps) {
 
     /**
      * Lists a number the moment someone on a call asks not to be called again, inside the call engine's transaction (so
-     * the entry, the contact flag and the call's own event commit together). The system adds it: the event has no actor.
+     * the entry, its event and what follows the event in the transaction commit with the call's own event). The system adds it: the event has no actor.
      * Answers whether the number is new on the list.
      */
     async addFromCall(tx: TxHandle, accountId: string, phoneE164: string, input: { reason: string; callId: string }) {
       const now = clock.now();
       const { added } = await repo.within(tx).add(accountId, phoneE164, input.reason, now);
       if (added) {
-        await contacts.flagDnc(tx, accountId, [phoneE164], true, now);
         await deps.outbox(tx.trx).emit({
           type: 'dnc.added',
           accountId,

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { createRepo, type Executor, type OutboxFactory, type Tx } from '../../db/repo.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory, Tx } from '../../events/outbox.js';
 import { newId } from '../../lib/ids.js';
-import type { KnowledgeChunk } from './knowledge-chunker.js';
+import type { KnowledgeChunk } from './knowledge.chunker.js';
 
 export interface RankedChunk {
   id: string;

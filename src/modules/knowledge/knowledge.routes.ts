@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Value } from 'typebox/value';
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
-import { AppError, invalidField } from '../../http/errors.js';
+import { AppError, invalidField } from '../../lib/errors.js';
 import { responses } from '../../http/schemas.js';
 import type { KnowledgeService } from './knowledge.service.js';
 import { ImportPdfBody, ImportPdfFields, ImportPdfResult } from './knowledge.schemas.js';
@@ -70,6 +70,7 @@ export function knowledgeRoutes(app: App, { knowledge, config }: { knowledge: Kn
         config: { access: allow.account('agents.write') },
         bodyLimit: config.knowledge.pdfMaxBytes + 64 * 1024,
         schema: {
+          operationId: 'importKnowledgeBasePdf',
           tags,
           summary: "Import a PDF's text into an agent's knowledge base (a new version of the agent)",
           description:

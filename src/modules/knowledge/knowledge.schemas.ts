@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, DateTime, Uuid } from '../../http/schemas.js';
+import { Uuid } from '../../http/schemas.js';
 
 export const IMPORT_MODES = ['append', 'replace'] as const;
 
@@ -30,12 +30,3 @@ export const ImportPdfResult = Type.Object({
   characters: Type.Integer({ minimum: 1, description: 'Characters of text taken from the PDF.' }),
   chunks: Type.Integer({ minimum: 0, description: 'Chunks of the knowledge base as now indexed.' }),
 });
-
-export const KnowledgeIndexState = Type.Object(
-  {
-    chunks: Type.Integer({ minimum: 0 }),
-    indexedAt: Nullable(DateTime),
-    pending: Type.Boolean({ description: 'True while a change of the knowledge base waits to be indexed.' }),
-  },
-  { description: 'The search index of the knowledge base, retrieved from in chunks during calls.' },
-);

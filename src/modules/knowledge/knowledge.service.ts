@@ -1,21 +1,21 @@
 /**
- * Knowledge: each agent's knowledge base, chunked (knowledge-chunker.ts) and indexed for PostgreSQL full-text search
+ * Knowledge: each agent's knowledge base, chunked (knowledge.chunker.ts) and indexed for PostgreSQL full-text search
  * in the agent's language; with an embeddings upstream configured, chunks also get vectors and ranking is a hybrid of
  * the two. Re-indexing follows every change of the knowledge (a subscription to agent events); each turn of a
  * conversation retrieves the best chunks for the caller's last words, within a token budget.
  */
 import type { Logger } from 'pino';
 import type { KnowledgeConfig } from '../../config.js';
-import type { Auth } from '../../http/auth.js';
-import { AppError, invalidField } from '../../http/errors.js';
+import type { Auth } from '../../lib/caller.js';
+import { AppError, invalidField } from '../../lib/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { DomainEvent } from '../../events/domain-events.js';
 import { cosineSimilarity, createEmbeddingsClient, type EmbeddingsClient } from '../../providers/llm/index.js';
 import type { AgentsService } from '../agents/agents.service.js';
 import { PROMPT_LIMITS } from '../agents/agents.prompt.js';
-import { chunkKnowledge } from './knowledge-chunker.js';
-import { pdfText } from './knowledge-pdf.js';
+import { chunkKnowledge } from './knowledge.chunker.js';
+import { pdfText } from './knowledge.pdf.js';
 import type { KnowledgeRepo, RankedChunk } from './knowledge.repo.js';
 import type { ImportPdfFields } from './knowledge.schemas.js';
 

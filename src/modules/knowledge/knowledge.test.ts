@@ -11,8 +11,8 @@ import { pino } from 'pino';
 import { asKey, buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 import { writePdf } from '../../../test/pdf-writer.js';
 import { embeddingsWith, startUpstream } from '../../../test/openai-upstream.js';
-import { startJobWorkers, type JobWorkers } from '../../jobs/workers.js';
-import { chunkKnowledge } from './knowledge-chunker.js';
+import { startJobWorkers, type JobWorkers } from '../../background.js';
+import { chunkKnowledge } from './knowledge.chunker.js';
 
 const HANDBOOK = readFileSync(new URL('../../../test/fixtures/knowledge/acme-handbook.md', import.meta.url), 'utf8');
 

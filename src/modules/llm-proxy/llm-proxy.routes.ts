@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { responses } from '../../http/schemas.js';
 import type { ChatDelta, FinishReason, ToolCall } from '../../providers/llm/index.js';
 import type { LlmProxyService, OpenedTurn } from './llm-proxy.service.js';
@@ -135,6 +135,7 @@ export function llmProxyRoutes(app: App, { llmProxy }: { llmProxy: LlmProxyServi
     {
       config: { access: allow.accountOrCallToken('agents.converse') },
       schema: {
+        operationId: 'createChatCompletion',
         tags,
         summary: "OpenAI-compatible chat completions with the agent's prompt, knowledge and model",
         description:

@@ -18,7 +18,7 @@ import {
   usageChunk,
   type Upstream,
 } from '../../../test/openai-upstream.js';
-import { startJobWorkers, type JobWorkers } from '../../jobs/workers.js';
+import { startJobWorkers, type JobWorkers } from '../../background.js';
 
 const UPSTREAM_KEY = 'sk-upstream-secret-4b1d9c7e2f';
 const KNOWLEDGE = [

@@ -4,6 +4,7 @@
  * punctuation do not matter. Columns that feed no field are kept as the contact's attributes.
  */
 import { headerKey } from '../../lib/csv.js';
+import { PHONE_HEADERS } from '../../db/staging.js';
 import { canonicalTimeZone } from '../../lib/timezone.js';
 import type { ContactAttributes } from './contacts.tables.js';
 
@@ -11,44 +12,7 @@ type Field = 'phone' | 'firstName' | 'lastName' | 'fullName' | 'email' | 'compan
 
 /** For each field, the header keys that feed it, best first: the first non-empty one in a row wins. */
 const SYNONYMS: Record<Field, string[]> = {
-  phone: [
-    'phone',
-    'phonenumber',
-    'phone1value',
-    'primaryphone',
-    'phone1',
-    'mobile',
-    'mobilephone',
-    'mobilephonenumber',
-    'mobilenumber',
-    'cell',
-    'cellphone',
-    'cellnumber',
-    'telephone',
-    'telephonenumber',
-    'tel',
-    'contactnumber',
-    'contactphone',
-    'number',
-    'msisdn',
-    'workphone',
-    'businessphone',
-    'homephone',
-    'otherphone',
-    'phone2value',
-    'phone3value',
-    'phone2',
-    'phone3',
-    'telefon',
-    'telefonnummer',
-    'handy',
-    'mobil',
-    'mobiltelefon',
-    'telefono',
-    'movil',
-    'celular',
-    'portable',
-  ],
+  phone: PHONE_HEADERS,
   firstName: ['firstname', 'first', 'givenname', 'fname', 'forename', 'vorname', 'prenom', 'nombre'],
   lastName: ['lastname', 'last', 'surname', 'familyname', 'lname', 'nachname', 'nom', 'apellido', 'apellidos'],
   fullName: ['name', 'fullname', 'contactname', 'displayname', 'contact'],
@@ -84,22 +48,6 @@ const SYNONYMS: Record<Field, string[]> = {
   ],
   timezone: ['timezone', 'tz', 'timezonename', 'ianatimezone', 'contacttimezone'],
 };
-
-/** Header forms named in error messages, so a user knows what to rename a column to. */
-export const PHONE_HEADER_EXAMPLES = [
-  'phone',
-  'Phone Number',
-  'mobile',
-  'Mobile Phone',
-  'Phone 1 - Value',
-  'telephone',
-];
-
-/** Columns holding a phone number, best first. */
-export function phoneColumns(headers: string[]): number[] {
-  const keys = headers.map(headerKey);
-  return SYNONYMS.phone.flatMap((synonym) => keys.flatMap((key, index) => (key === synonym ? [index] : [])));
-}
 
 /**
  * A contact holds at most this many attributes, with at most this many characters of names and values in all:

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { checkDeclaredSize, csvReadError } from '../../http/csv-body.js';
 import { readCsv, type CsvUpload } from '../../lib/csv.js';
 import { newId } from '../../lib/ids.js';
@@ -22,13 +22,14 @@ import {
   MAX_ATTRIBUTE_CHARS,
   MAX_ATTRIBUTES,
   mapHeaders,
-  PHONE_HEADER_EXAMPLES,
   type MappedRow,
-} from './csv-headers.js';
+} from './contacts.csv-headers.js';
 import {
   createBatchWriter,
   dropTempTables,
+  MAX_REPORTED_ERRORS,
   nextStagedRange,
+  PHONE_HEADER_EXAMPLES,
   runBatchedMerge,
   stagingJson,
   tempTableName,
@@ -38,7 +39,6 @@ import {
 } from '../../db/staging.js';
 import type { DuplicatePolicy } from './contacts.tables.js';
 
-export const MAX_REPORTED_ERRORS = 100;
 const STAGE_BATCH_ROWS = 5_000;
 const VALIDATION_CHUNK_ROWS = 2_000;
 /** Characters of CSV text held by one staging batch or validation chunk, whatever the row count. */

@@ -3,7 +3,7 @@
  * is not a PDF, is encrypted, has too many pages, or has no text layer (a scan) is refused with a clear 400.
  */
 import { extractText, getDocumentProxy } from 'unpdf';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../lib/errors.js';
 
 export interface PdfText {
   pages: number;

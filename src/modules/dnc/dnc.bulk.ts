@@ -4,16 +4,17 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { checkDeclaredSize, csvReadError } from '../../http/csv-body.js';
 import { readCsv, headerKey, type CsvUpload } from '../../lib/csv.js';
 import { normalizePhone } from '../../lib/phone.js';
-import { PHONE_HEADER_EXAMPLES, phoneColumns } from '../contacts/csv-headers.js';
-import { MAX_REPORTED_ERRORS } from '../contacts/contacts-import.js';
 import {
   createBatchWriter,
   dropTempTables,
+  MAX_REPORTED_ERRORS,
   nextStagedRange,
+  PHONE_HEADER_EXAMPLES,
+  phoneColumns,
   runBatchedMerge,
   stagingJson,
   tempTableName,
@@ -36,15 +37,32 @@ export interface DncItem {
 
 export type DncBulkInput = { items: Array<string | { phone: string; reason?: string | null }> } | { upload: CsvUpload };
 
+/**
+ * Another module's copy of the list (the contacts' do-not-call flags), kept in step by a bulk add inside each of its
+ * steps: the add emits one event for all its numbers, which names none of them.
+ */
+export interface DncBulkFollower {
+  /**
+   * Marks what goes with these newly listed numbers (a subquery of `phone_e164`); on PGlite notes the ids it marked
+   * in the temporary table `record` (one `id uuid` column), for undo. Answers how many it marked.
+   */
+  listed(
+    trx: Session,
+    accountId: string,
+    phones: RawBuilder<unknown>,
+    now: Date,
+    record: string | null,
+  ): Promise<number>;
+  /** Undoes `listed` for the ids noted in `record`. */
+  undo(trx: Session, accountId: string, record: RawBuilder<unknown>): Promise<void>;
+}
+
 interface BulkContext {
   accountId: string;
   defaultCountry: string;
   limitBytes: number;
   now: Date;
-  /** The contacts module's side: flag the account's contacts with these numbers, noting their ids in `record` (for undo). */
-  flagContacts(trx: Session, phones: RawBuilder<unknown>, record: string | null): Promise<number>;
-  /** Undo of flagContacts, by the ids it noted. */
-  unflagContacts(trx: Session, ids: RawBuilder<unknown>): Promise<void>;
+  follower: DncBulkFollower;
   /** Runs in the last step, once every number is added (the domain event). */
   afterAdding(trx: Session, added: number): Promise<void>;
 }
@@ -152,7 +170,7 @@ async function stageItems(
 
 interface BulkTables {
   staging: string;
-  /** PGlite only: the numbers this request added and the contacts it flagged (for undo). */
+  /** PGlite only: the numbers this request added and the ids its follower marked (for undo). */
   added: string | null;
   flagged: string | null;
 }
@@ -178,7 +196,7 @@ async function addRange(trx: Session, tables: BulkTables, after: string, context
     )${recordAdded}
     SELECT count(*)::int AS n FROM added`.execute(trx);
   const phones = sql`SELECT phone_e164 FROM ${sql.table(tables.staging)} WHERE ${inRange('phone_e164')}`;
-  const flagged = await context.flagContacts(trx, phones, tables.flagged);
+  const flagged = await context.follower.listed(trx, accountId, phones, now, tables.flagged);
   return { upper, added: added[0]!.n, flagged };
 }
 
@@ -188,7 +206,7 @@ async function undoBulk(trx: Session, tables: BulkTables, context: BulkContext) 
   await sql`
     DELETE FROM dnc_entries WHERE account_id = ${accountId}
       AND phone_e164 IN (SELECT phone_e164 FROM ${sql.table(tables.added!)})`.execute(trx);
-  await context.unflagContacts(trx, sql`SELECT id FROM ${sql.table(tables.flagged!)}`);
+  await context.follower.undo(trx, accountId, sql`SELECT id FROM ${sql.table(tables.flagged!)}`);
 }
 
 export async function addDncInBulk(db: Db, kind: DatabaseKind, input: DncBulkInput, context: BulkContext) {

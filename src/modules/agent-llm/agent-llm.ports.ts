@@ -1,0 +1,26 @@
+/**
+ * What the agent's LLM needs from other modules: narrow slices of their services (wired in services.ts).
+ */
+import type { AgentsService } from '../agents/agents.service.js';
+import type { CatalogService } from '../catalog/catalog.service.js';
+import type { KnowledgeService } from '../knowledge/knowledge.service.js';
+
+/** The agent a turn speaks for, at the version its call runs. */
+export type TurnAgent = NonNullable<Awaited<ReturnType<AgentsService['forCall']>>>;
+export type KnowledgeForAgentLlm = Pick<KnowledgeService, 'retrieve'>;
+export type CatalogForAgentLlm = Pick<CatalogService, 'llmUpstream'>;
+
+/** One finished turn of a call, as the call records it: the knowledge it retrieved and, when charged, its tokens. */
+export interface RecordedTurn {
+  chunkIds: string[];
+  usage?: { inputTokens: number; outputTokens: number };
+  modelId: string | null;
+}
+
+/**
+ * Where a call's turns are recorded (the calls module's own writer of the call's timeline and costs). It is built
+ * from that module's repository before any service, so the call engine above can take its LLM from here.
+ */
+export interface TurnRecorder {
+  recordLlmTurn(accountId: string, callId: string, turn: RecordedTurn): Promise<void>;
+}
