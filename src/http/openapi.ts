@@ -10,7 +10,7 @@ import { PERMISSIONS } from '../lib/permissions.js';
 /**
  * The OpenAPI 3.1 document is generated from the route schemas, so it cannot drift from the code. The rules that
  * make it pleasant for generated clients are applied here, centrally, so a new route follows them without asking:
- * - operationId: `schema.operationId` on the route, else OPERATION_IDS below, else derived from method + path.
+ * - operationId: every route names its own (`schema.operationId`): a generated client's method names are kept stable.
  * - named schemas: any schema with a `title` becomes `components.schemas.<title>` and is used by `$ref`.
  * - descriptions: every operation gets one (its own, or its summary) plus who may call it; parameters without one
  *   get a default from PARAMETER_DESCRIPTIONS or their name; a 200 without one gets the schema's description.
@@ -50,67 +50,6 @@ export const API_TAGS: Array<{ name: string; description: string }> = [
   { name: 'voice provider', description: 'Signed callbacks from the voice provider; not for API clients.' },
 ];
 
-/**
- * operationIds where the name derived from method + path reads poorly. A route may instead (or for a new route,
- * preferably) set `schema.operationId`. Keys are "METHOD /path" as documented (relative to /api, `{param}`).
- */
-const OPERATION_IDS: Record<string, string> = {
-  'GET /health': 'getHealth',
-  'GET /v1/public-config': 'getPublicConfig',
-  'GET /v1/public/status': 'getPublicStatus',
-  'POST /v1/auth/register': 'register',
-  'POST /v1/auth/login': 'login',
-  'POST /v1/auth/logout': 'logout',
-  'GET /v1/auth/me': 'getMe',
-  'POST /v1/auth/switch-account': 'switchAccount',
-  'POST /v1/auth/password/change': 'changePassword',
-  'GET /v1/auth/sessions/recent': 'listRecentSessions',
-  'POST /v1/auth/sessions/revoke-all': 'revokeAllSessions',
-  'GET /v1/calls/{id}/transcript.json': 'getCallTranscript',
-  'GET /v1/calls/{id}/recording.wav': 'getCallRecording',
-  'GET /v1/calls/{id}/asset-url': 'getCallAssetUrl',
-  'PATCH /v1/calls/{id}/disposition': 'setCallDisposition',
-  'POST /v1/crm/contacts/{id}/call': 'placeCall',
-  'POST /v1/contact-lists': 'importContactList',
-  'GET /v1/exports/contacts.csv': 'exportContacts',
-  'POST /v1/dnc': 'addDncEntry',
-  'GET /v1/dnc': 'listDncEntries',
-  'POST /v1/dnc/bulk': 'addDncEntriesInBulk',
-  'DELETE /v1/dnc/{phone}': 'deleteDncEntry',
-  'POST /v1/phone-numbers': 'addPhoneNumber',
-  'GET /v1/phone-numbers/unassigned': 'listUnassignedPhoneNumbers',
-  'GET /v1/phone-numbers/inventory/search': 'searchPhoneNumberInventory',
-  'POST /v1/phone-numbers/inventory/purchase': 'purchasePhoneNumber',
-  'GET /v1/phone-numbers/reputation': 'listPhoneNumberReputation',
-  'POST /v1/phone-numbers/{id}/recheck-reputation': 'recheckPhoneNumberReputation',
-  'GET /v1/inbound/route': 'getInboundRoute',
-  'GET /v1/admin/models/llm': 'listLlmModels',
-  'POST /v1/admin/models/llm': 'createLlmModel',
-  'PATCH /v1/admin/models/llm/{id}': 'updateLlmModel',
-  'DELETE /v1/admin/models/llm/{id}': 'deleteLlmModel',
-  'GET /v1/admin/models/stt': 'listSttModels',
-  'POST /v1/admin/models/stt': 'createSttModel',
-  'PATCH /v1/admin/models/stt/{id}': 'updateSttModel',
-  'DELETE /v1/admin/models/stt/{id}': 'deleteSttModel',
-  'GET /v1/admin/models/tts': 'listTtsModels',
-  'POST /v1/admin/models/tts': 'createTtsModel',
-  'PATCH /v1/admin/models/tts/{id}': 'updateTtsModel',
-  'DELETE /v1/admin/models/tts/{id}': 'deleteTtsModel',
-  'GET /v1/admin/rates/telephony': 'getTelephonyRates',
-  'PUT /v1/admin/rates/telephony': 'setTelephonyRates',
-  'POST /v1/internal/voice-provider/post-call': 'reportVoiceProviderPostCall',
-  'POST /v1/internal/voice-provider/inbound': 'routeVoiceProviderInbound',
-  // Action routes of modules built alongside; a route's own schema.operationId still wins.
-  'POST /v1/agents/wizard/generate': 'generateAgentDefinition',
-  'POST /v1/wizard/agents': 'createAgentWithWizard',
-  'POST /v1/agents/safety-check': 'checkAgentSafety',
-  'POST /v1/llm-proxy/{agentId}/chat/completions': 'createChatCompletion',
-  'POST /v1/kb/import-pdf': 'importKnowledgeBasePdf',
-  'POST /v1/campaigns/{id}/start': 'startCampaign',
-  'POST /v1/campaigns/{id}/pause': 'pauseCampaign',
-  'GET /v1/campaigns/{id}/stats': 'getCampaignStats',
-};
-
 /** Descriptions of parameters that say nothing themselves, by location and name. */
 const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   'query limit': 'Page size: at most this many items (1 to 500).',
@@ -123,45 +62,6 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   'query callId': 'Only items of this call.',
   'path version': 'The version number, from 1.',
 };
-
-const SINGULAR_EXCEPTIONS = new Set(['status', 'news', 'bus', 'alias']);
-function singular(word: string): string {
-  if (SINGULAR_EXCEPTIONS.has(word) || word.endsWith('ss') || word.endsWith('us')) return word;
-  if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-  if (word.endsWith('s')) return word.slice(0, -1);
-  return word;
-}
-const pascal = (words: string[]) => words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
-const isParam = (segment: string) => segment.startsWith('{');
-const wordsOf = (segment: string) =>
-  segment
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w.toLowerCase());
-
-/**
- * The name a route gets when it names none: list/get/create/update/replace/delete + the resources on its path,
- * each singular when an id follows it. GET /v1/agents/{id}/versions -> listAgentVersions.
- */
-export function deriveOperationId(method: string, path: string): string {
-  const segments = path
-    .replace(/^\/v1(?=\/|$)/, '')
-    .split('/')
-    .filter(Boolean);
-  const lastIsParam = segments.length > 0 && isParam(segments.at(-1)!);
-  const verb =
-    { GET: lastIsParam ? 'get' : 'list', POST: 'create', PATCH: 'update', PUT: 'replace', DELETE: 'delete' }[method] ??
-    method.toLowerCase();
-  const nouns: string[] = [];
-  segments.forEach((segment, i) => {
-    if (isParam(segment)) return;
-    const words = wordsOf(segment);
-    const singularHere = isParam(segments[i + 1] ?? '') || (i === segments.length - 1 && verb !== 'list');
-    if (singularHere && words.length) words[words.length - 1] = singular(words.at(-1)!);
-    nouns.push(...words);
-  });
-  return verb + pascal(nouns);
-}
 
 /** Who may call an operation, in words, from the access the route declares. */
 function accessSentence(access: Access | undefined): string | undefined {
@@ -217,6 +117,19 @@ function documentParameters(schema: ObjectSchema, location: 'query' | 'path', pa
   const required = (schema.required ?? []).filter((name) => properties[name]?.default === undefined);
   return { ...schema, properties, required };
 }
+
+const SINGULAR_EXCEPTIONS = new Set(['status', 'news', 'bus', 'alias']);
+function singular(word: string): string {
+  if (SINGULAR_EXCEPTIONS.has(word) || word.endsWith('ss') || word.endsWith('us')) return word;
+  if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+  if (word.endsWith('s')) return word.slice(0, -1);
+  return word;
+}
+const wordsOf = (segment: string) =>
+  segment
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
 
 function defaultParameterDescription(location: 'query' | 'path', name: string, path: string): string | undefined {
   if (location === 'path' && name === 'id') {
@@ -464,7 +377,9 @@ export const openApiOptions = (additions: OpenApiAdditions = {}): FastifyDynamic
       transformed.params = documentParameters(transformed.params as ObjectSchema, 'path', openApiPath);
     if (transformed.body) transformed.body = documentBody(transformed.body);
     const method = routeMethod(route.method);
-    transformed.operationId ??= OPERATION_IDS[`${method} ${openApiPath}`] ?? deriveOperationId(method, openApiPath);
+    // Each route names its operation: a generated client's method names are part of the contract.
+    if (typeof transformed.operationId !== 'string')
+      throw new Error(`${method} ${openApiPath} has no schema.operationId: name its operation on the route`);
     const access = (route.config as { access?: Access } | undefined)?.access;
     const summary = typeof transformed.summary === 'string' ? transformed.summary : undefined;
     const description =

@@ -25,7 +25,12 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
     '/agent-templates',
     {
       config: { access: read },
-      schema: { tags, summary: 'The built-in agent templates', response: responses(TemplateList) },
+      schema: {
+        operationId: 'listAgentTemplates',
+        tags,
+        summary: 'The built-in agent templates',
+        response: responses(TemplateList),
+      },
     },
     async () => agentTemplates.listTemplates(),
   );
@@ -34,6 +39,7 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
     {
       config: { access: read },
       schema: {
+        operationId: 'getAgentTemplate',
         tags,
         summary: 'One template: its prompt parts with {{blanks}}, and the variables that fill them',
         params: TemplateParams,
@@ -47,6 +53,7 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
     {
       config: { access: write },
       schema: {
+        operationId: 'createAgentsFromTemplate',
         tags,
         summary: 'Create an agent from a template: blanks filled from variables, then overrides applied',
         body: FromTemplateBody,
@@ -60,7 +67,12 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
     '/wizard/templates',
     {
       config: { access: read },
-      schema: { tags, summary: 'The agent wizard: one question set per use case', response: responses(WizardList) },
+      schema: {
+        operationId: 'listWizardTemplates',
+        tags,
+        summary: 'The agent wizard: one question set per use case',
+        response: responses(WizardList),
+      },
     },
     async () => agentTemplates.listWizards(),
   );
@@ -69,6 +81,7 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
     {
       config: { access: read },
       schema: {
+        operationId: 'getWizardTemplate',
         tags,
         summary: 'The questions of one use case, with types, options and defaults',
         params: WizardParams,
@@ -82,6 +95,7 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
     {
       config: { access: write },
       schema: {
+        operationId: 'createAgentWithWizard',
         tags,
         summary: "Create an agent from a wizard's answers",
         description:
@@ -97,6 +111,7 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
     {
       config: { access: write },
       schema: {
+        operationId: 'generateAgentDefinition',
         tags,
         summary:
           'Draft a whole agent (every prompt part and the first message) from a business description and a goal; nothing is saved',

@@ -14,6 +14,7 @@ export function apiKeysRoutes(app: App, { apiKeys }: { apiKeys: ApiKeysService }
     {
       config: { access: write },
       schema: {
+        operationId: 'createApiKey',
         tags,
         summary: 'Create an API key (the key is shown once)',
         body: CreateApiKeyBody,
@@ -27,6 +28,7 @@ export function apiKeysRoutes(app: App, { apiKeys }: { apiKeys: ApiKeysService }
     {
       config: { access: read },
       schema: {
+        operationId: 'listApiKeys',
         tags,
         summary: 'List API keys, newest first (never the keys themselves)',
         querystring: PageOnlyQuery,
@@ -40,6 +42,7 @@ export function apiKeysRoutes(app: App, { apiKeys }: { apiKeys: ApiKeysService }
     {
       config: { access: write },
       schema: {
+        operationId: 'deleteApiKey',
         tags,
         summary: 'Delete an API key; it stops working at once',
         params: IdParams,

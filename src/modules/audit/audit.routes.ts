@@ -12,6 +12,7 @@ export function auditRoutes(app: App, { audit }: { audit: AuditService }) {
     {
       config: { access: allow.account('audit.read') },
       schema: {
+        operationId: 'listAuditEvents',
         tags,
         summary: "The account's audit log, newest first",
         description:

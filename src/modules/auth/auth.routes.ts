@@ -57,6 +57,7 @@ export function authRoutes(
     {
       config: { access: allow.public },
       schema: {
+        operationId: 'register',
         tags,
         summary: 'Create a user and an account, and sign in',
         body: RegisterBody,
@@ -71,6 +72,7 @@ export function authRoutes(
     {
       config: { access: allow.public },
       schema: {
+        operationId: 'login',
         tags,
         summary: 'Sign in; sets the vsid session cookie',
         body: LoginBody,
@@ -82,7 +84,10 @@ export function authRoutes(
 
   app.post(
     '/auth/logout',
-    { config: { access: self }, schema: { tags, summary: 'End the current session', response: responses(OkBody) } },
+    {
+      config: { access: self },
+      schema: { operationId: 'logout', tags, summary: 'End the current session', response: responses(OkBody) },
+    },
     async (req, reply) => {
       await auth.logout(req.auth);
       reply.clearCookie(SESSION_COOKIE, { path: '/api' });
@@ -95,6 +100,7 @@ export function authRoutes(
     {
       config: { access: self },
       schema: {
+        operationId: 'getMe',
         tags,
         summary: 'The caller: user, current account and role, and every account of the user',
         response: responses(MeBody),
@@ -108,6 +114,7 @@ export function authRoutes(
     {
       config: { access: self },
       schema: {
+        operationId: 'switchAccount',
         tags,
         summary: 'Move the current session to another account of the user',
         body: SwitchAccountBody,
@@ -122,6 +129,7 @@ export function authRoutes(
     {
       config: { access: self },
       schema: {
+        operationId: 'changePassword',
         tags,
         summary: 'Change the password; signs out every other session',
         body: ChangePasswordBody,
@@ -136,6 +144,7 @@ export function authRoutes(
     {
       config: { access: self },
       schema: {
+        operationId: 'listRecentSessions',
         tags,
         summary: "The user's recent sessions, newest first",
         querystring: RecentSessionsQuery,
@@ -149,7 +158,12 @@ export function authRoutes(
     '/auth/sessions/revoke-all',
     {
       config: { access: self },
-      schema: { tags, summary: 'Sign out every other session of the user', response: responses(RevokedBody) },
+      schema: {
+        operationId: 'revokeAllSessions',
+        tags,
+        summary: 'Sign out every other session of the user',
+        response: responses(RevokedBody),
+      },
     },
     async (req) => auth.revokeAllSessions(req.auth),
   );

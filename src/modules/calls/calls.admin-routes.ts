@@ -27,6 +27,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'listAdminCalls',
         tags,
         summary: 'List the calls of every account, newest first',
         description:
@@ -42,6 +43,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'listAdminCallsAgents',
         tags,
         summary: 'Agents to filter calls by (every account), by name',
         querystring: AgentPickerQuery,
@@ -55,6 +57,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'listAdminCallsAccounts',
         tags,
         summary: 'Accounts to filter calls by, by name',
         querystring: AccountPickerQuery,
@@ -68,6 +71,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'getAdminCall',
         tags,
         summary: "Any account's call in full: transcript, cost line items, and its account",
         params: IdParams,
@@ -81,6 +85,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'listAdminCallEvents',
         tags,
         summary: "Events of any account's call, oldest first",
         params: IdParams,
@@ -95,6 +100,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'listAdminCallCapturePcapGz',
         tags,
         summary: 'Packet capture of a call (gzip-compressed pcap)',
         description:
@@ -116,6 +122,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'createAdminCallInject',
         tags,
         summary: 'Have the agent of a live call say a text next',
         description:
@@ -132,6 +139,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'createAdminCallHangup',
         tags,
         summary: 'End a live call',
         description:
@@ -147,6 +155,7 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     {
       config: { access: admin },
       schema: {
+        operationId: 'createAdminTestCall',
         tags,
         summary: "Place a test call with any account's agent",
         description:

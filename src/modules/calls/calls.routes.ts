@@ -48,6 +48,7 @@ export function callsRoutes(
     {
       config: { access: read },
       schema: {
+        operationId: 'listCalls',
         tags,
         summary: 'List calls, newest first',
         description: 'dateFrom and dateTo bound created_at: dateFrom is inclusive, dateTo exclusive.',
@@ -62,6 +63,7 @@ export function callsRoutes(
     {
       config: { access: read },
       schema: {
+        operationId: 'getCall',
         tags,
         summary: 'Full call detail with transcript and cost line items',
         params: IdParams,
@@ -75,6 +77,7 @@ export function callsRoutes(
     {
       config: { access: allow.public },
       schema: {
+        operationId: 'getCallTranscript',
         tags,
         summary: 'Transcript of a call, turn by turn',
         description:
@@ -91,6 +94,7 @@ export function callsRoutes(
     {
       config: { access: allow.public },
       schema: {
+        operationId: 'getCallRecording',
         tags,
         summary: 'Stream the recording of a call (signed URL)',
         description:
@@ -119,6 +123,7 @@ export function callsRoutes(
     {
       config: { access: read },
       schema: {
+        operationId: 'getCallAssetUrl',
         tags,
         summary: 'A signed URL for the recording or the transcript of a call',
         description: 'The URL needs no credentials and expires after 15 minutes (ASSET_URL_TTL_SECONDS).',
@@ -140,6 +145,7 @@ export function callsRoutes(
     {
       config: { access: write },
       schema: {
+        operationId: 'setCallDisposition',
         tags,
         summary: 'Set the disposition of a call',
         description: "One of the account's active disposition codes; it replaces the one the agent or the engine set.",
@@ -158,6 +164,7 @@ export function callsRoutes(
     {
       config: { access: read },
       schema: {
+        operationId: 'listCallEvents',
         tags,
         summary: 'Events of one call, oldest first',
         params: IdParams,
@@ -172,6 +179,7 @@ export function callsRoutes(
     {
       config: { access: read },
       schema: {
+        operationId: 'listEvents',
         tags,
         summary: 'Call events of the account, newest first',
         querystring: ListEventsQuery,
@@ -185,6 +193,7 @@ export function callsRoutes(
     {
       config: { access: write },
       schema: {
+        operationId: 'placeCall',
         tags,
         summary: 'Call a contact with an agent',
         description:
@@ -227,6 +236,7 @@ function voiceProviderRoutes(app: App, calls: CallsService) {
       config: { access },
       preValidation: verify,
       schema: {
+        operationId: 'reportVoiceProviderPostCall',
         tags: providerTags,
         summary: 'A voice provider reports a finished call',
         description:
@@ -243,6 +253,7 @@ function voiceProviderRoutes(app: App, calls: CallsService) {
       config: { access },
       preValidation: verify,
       schema: {
+        operationId: 'routeVoiceProviderInbound',
         tags: providerTags,
         summary: 'A call comes in on one of the numbers',
         description:

@@ -21,6 +21,7 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     {
       config: { access: write },
       schema: {
+        operationId: 'createCampaign',
         tags,
         summary: 'Create a campaign (a draft: nothing is dialled until it starts)',
         body: CreateCampaignBody,
@@ -34,6 +35,7 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     {
       config: { access: read },
       schema: {
+        operationId: 'listCampaigns',
         tags,
         summary: "List the account's campaigns, newest first",
         querystring: ListCampaignsQuery,
@@ -47,6 +49,7 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     {
       config: { access: read },
       schema: {
+        operationId: 'getCampaign',
         tags,
         summary: 'Read a campaign, with why it is paused when it is',
         params: IdParams,
@@ -60,6 +63,7 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     {
       config: { access: write },
       schema: {
+        operationId: 'updateCampaign',
         tags,
         summary: 'Update a campaign; a running one takes only pace, schedule and concurrency',
         params: IdParams,
@@ -74,6 +78,7 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     {
       config: { access: write },
       schema: {
+        operationId: 'startCampaign',
         tags,
         summary: 'Start a draft campaign, or resume a paused one',
         params: IdParams,
@@ -87,6 +92,7 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     {
       config: { access: write },
       schema: {
+        operationId: 'pauseCampaign',
         tags,
         summary: 'Pause a running campaign at once: no new dials, calls under way finish',
         params: IdParams,
@@ -100,6 +106,7 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     {
       config: { access: write },
       schema: {
+        operationId: 'createCampaignCancel',
         tags,
         summary:
           'Cancel a draft, running or paused campaign for good: contacts not yet called are not called, calls under way finish',
@@ -114,6 +121,7 @@ export function campaignsRoutes(app: App, { campaigns }: { campaigns: CampaignsS
     {
       config: { access: read },
       schema: {
+        operationId: 'getCampaignStats',
         tags,
         summary: 'Campaign statistics: outcomes, abandon rates, gate denials, cost, progress',
         params: IdParams,

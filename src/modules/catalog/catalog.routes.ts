@@ -9,6 +9,9 @@ const admin = allow.platformAdmin;
 const tags = ['admin: catalog'];
 const WHAT = { llm: 'LLM', stt: 'speech-to-text', tts: 'text-to-speech' } as const;
 
+/** How each kind of model is named in operation ids (listLlmModels, createTtsModel, …). */
+const modelName = { llm: 'Llm', stt: 'Stt', tts: 'Tts' } as const;
+
 export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }) {
   for (const kind of MODEL_KINDS) {
     const schemas = MODEL_SCHEMAS[kind];
@@ -18,6 +21,7 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
       {
         config: { access: admin },
         schema: {
+          operationId: `list${modelName[kind]}Models`,
           tags,
           summary: `List the ${what} models of the catalog, newest first`,
           querystring: ListModelsQuery,
@@ -31,6 +35,7 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
       {
         config: { access: admin },
         schema: {
+          operationId: `create${modelName[kind]}Model`,
           tags,
           summary: `Add a ${what} model with its prices`,
           body: schemas.create,
@@ -44,6 +49,7 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
       {
         config: { access: admin },
         schema: {
+          operationId: `update${modelName[kind]}Model`,
           tags,
           summary: `Change a ${what} model: prices, upstream, key, on/off, default`,
           params: IdParams,
@@ -58,6 +64,7 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
       {
         config: { access: admin },
         schema: {
+          operationId: `delete${modelName[kind]}Model`,
           tags,
           summary: `Delete a ${what} model (not a built-in engine, nor the default)`,
           params: IdParams,
@@ -73,6 +80,7 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
     {
       config: { access: admin },
       schema: {
+        operationId: 'getTelephonyRates',
         tags,
         summary: 'The telephony rate table by country (the * row covers the others) and the platform fee',
         response: responses(TelephonyRates),
@@ -85,6 +93,7 @@ export function catalogRoutes(app: App, { catalog }: { catalog: CatalogService }
     {
       config: { access: admin },
       schema: {
+        operationId: 'setTelephonyRates',
         tags,
         summary: 'Replace the telephony rate table and the platform fee',
         description:

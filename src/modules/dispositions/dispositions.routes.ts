@@ -20,6 +20,7 @@ export function dispositionsRoutes(app: App, { dispositions }: { dispositions: D
     {
       config: { access: read },
       schema: {
+        operationId: 'listDispositionCodes',
         tags,
         summary: "The account's disposition codes: the defaults every account starts with, and its own",
         querystring: ListDispositionsQuery,
@@ -33,6 +34,7 @@ export function dispositionsRoutes(app: App, { dispositions }: { dispositions: D
     {
       config: { access: manage },
       schema: {
+        operationId: 'createDispositionCode',
         tags,
         summary: 'Add a disposition code; the code must be new in the account',
         body: CreateDispositionBody,
@@ -46,6 +48,7 @@ export function dispositionsRoutes(app: App, { dispositions }: { dispositions: D
     {
       config: { access: manage },
       schema: {
+        operationId: 'updateDispositionCode',
         tags,
         summary: 'Relabel, recategorize or turn a disposition code on or off (system codes stay on)',
         params: IdParams,
@@ -60,6 +63,7 @@ export function dispositionsRoutes(app: App, { dispositions }: { dispositions: D
     {
       config: { access: manage },
       schema: {
+        operationId: 'deleteDispositionCode',
         tags,
         summary: 'Delete a disposition code; system codes cannot be deleted',
         params: IdParams,

@@ -27,6 +27,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: read },
       schema: {
+        operationId: 'listPhoneNumbers',
         tags,
         summary: "The account's phone numbers, newest first",
         querystring: PageOnlyQuery,
@@ -40,6 +41,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: manage },
       schema: {
+        operationId: 'addPhoneNumber',
         tags,
         summary: 'Add a number the account already owns',
         description: 'A number belongs to one account on the whole service: a number another account holds is a 409.',
@@ -54,6 +56,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: read },
       schema: {
+        operationId: 'listUnassignedPhoneNumbers',
         tags,
         summary: 'Numbers with no agent, newest first',
         querystring: PageOnlyQuery,
@@ -67,6 +70,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: read },
       schema: {
+        operationId: 'searchPhoneNumberInventory',
         tags,
         summary: 'Free numbers of the built-in carrier in an area code',
         description:
@@ -82,6 +86,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: manage },
       schema: {
+        operationId: 'purchasePhoneNumber',
         tags,
         summary: 'Buy a number: one from a search, or the first free one in an area code; its first month is charged',
         body: PurchaseBody,
@@ -95,6 +100,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: read },
       schema: {
+        operationId: 'listPhoneNumberReputation',
         tags,
         summary: 'Reputation of every number, from its outbound calls of the last 24 hours',
         description: 'A check never made, or older than an hour, is made when read.',
@@ -109,6 +115,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: route },
       schema: {
+        operationId: 'updatePhoneNumber',
         tags,
         summary: "Route the number's inbound calls to an agent (agentId), or to none (null)",
         description:
@@ -125,6 +132,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: manage },
       schema: {
+        operationId: 'deletePhoneNumber',
         tags,
         summary: "Release a number; its agent's inboundDid is cleared",
         params: IdParams,
@@ -138,6 +146,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: route },
       schema: {
+        operationId: 'recheckPhoneNumberReputation',
         tags,
         summary: "Check the number's reputation now",
         params: IdParams,
@@ -151,6 +160,7 @@ export function numbersRoutes(app: App, { numbers }: { numbers: NumbersService }
     {
       config: { access: read },
       schema: {
+        operationId: 'getInboundRoute',
         tags,
         summary: 'The agent that takes calls to one of the account’s numbers',
         description: 'A number that is not the account’s, or has no agent, is a 404.',

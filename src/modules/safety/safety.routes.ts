@@ -10,6 +10,7 @@ export function safetyRoutes(app: App, { safety }: { safety: SafetyService }) {
     {
       config: { access: allow.account('account.read') },
       schema: {
+        operationId: 'checkAgentSafety',
         tags: ['agents'],
         summary:
           'Check an agent definition, or a saved agent, against the safety rules (and a model review when an LLM is configured)',

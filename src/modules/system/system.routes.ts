@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/types.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { allow } from '../../http/access.js';
 import { DateTime, Nullable, responses } from '../../http/schemas.js';
 import type { SystemService } from './system.service.js';
@@ -57,6 +57,7 @@ export function healthRoutes(app: App, { system }: { system: SystemService }) {
     {
       config: { access: allow.public },
       schema: {
+        operationId: 'getHealth',
         tags,
         summary: 'Liveness and database check; 503 when the database is down',
         response: responses(HealthBody),
@@ -75,7 +76,12 @@ export function systemRoutes(app: App, { system }: { system: SystemService }) {
     '/public-config',
     {
       config: { access: allow.public },
-      schema: { tags, summary: 'What a client needs before signing in', response: responses(PublicConfigBody) },
+      schema: {
+        operationId: 'getPublicConfig',
+        tags,
+        summary: 'What a client needs before signing in',
+        response: responses(PublicConfigBody),
+      },
     },
     async () => system.publicConfig(),
   );
@@ -83,7 +89,12 @@ export function systemRoutes(app: App, { system }: { system: SystemService }) {
     '/public/status',
     {
       config: { access: allow.public },
-      schema: { tags, summary: 'Public status page data', response: responses(PublicStatusBody) },
+      schema: {
+        operationId: 'getPublicStatus',
+        tags,
+        summary: 'Public status page data',
+        response: responses(PublicStatusBody),
+      },
     },
     async () => system.publicStatus(),
   );

@@ -19,6 +19,7 @@ export function voicesRoutes(app: App, { voices }: { voices: VoicesService }) {
     {
       config: { access: read },
       schema: {
+        operationId: 'listVoices',
         tags,
         summary: 'The voices agents can use, each with a sample URL',
         description:
@@ -34,6 +35,7 @@ export function voicesRoutes(app: App, { voices }: { voices: VoicesService }) {
     {
       config: { access: read },
       schema: {
+        operationId: 'listVoiceSampleWav',
         tags,
         summary: 'A short WAV sample of a voice (rendered once, then served from storage)',
         description:
@@ -56,6 +58,7 @@ export function voicesRoutes(app: App, { voices }: { voices: VoicesService }) {
     {
       config: { access: read },
       schema: {
+        operationId: 'listLiveModels',
         tags,
         summary:
           'The LLMs an agent can run live (liveLlmId), with latency class, context size and prices per 1k tokens',

@@ -23,6 +23,13 @@ const manage = allow.account('webhooks.manage');
 const tags = ['webhooks'];
 
 export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksService }) {
+  endpointRoutes(app, webhooks);
+  endpointActionRoutes(app, webhooks);
+  deliveryRoutes(app, webhooks);
+}
+
+/** The endpoints: registered, listed, read, changed, deleted. */
+function endpointRoutes(app: App, webhooks: WebhooksService) {
   app.post(
     '/webhooks',
     {
@@ -96,6 +103,10 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     },
     async (req) => webhooks.delete(req.auth, req.params.id),
   );
+}
+
+/** What is done to an endpoint besides changing it: a test event, a new secret. */
+function endpointActionRoutes(app: App, webhooks: WebhooksService) {
   app.post(
     '/webhooks/:id/test',
     {
@@ -125,6 +136,10 @@ export function webhooksRoutes(app: App, { webhooks }: { webhooks: WebhooksServi
     },
     async (req) => webhooks.rotateSecret(req.auth, req.params.id),
   );
+}
+
+/** An endpoint's delivery log, and deliveries sent again. */
+function deliveryRoutes(app: App, webhooks: WebhooksService) {
   app.get(
     '/webhooks/:id/deliveries',
     {
