@@ -153,7 +153,7 @@ export interface Config {
    * addresses and CIDR ranges. Never every hop, or a client could choose its own IP.
    */
   trustProxy: TrustProxy;
-  /** Requests per minute per API key (SPEC §8); sessions use the same number per user. */
+  /** Requests per minute per API key; sessions use the same number per user. */
   rateLimitPerMinute: number;
   /** Requests per minute per client IP for unauthenticated requests. */
   anonymousRateLimitPerMinute: number;

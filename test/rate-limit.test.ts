@@ -7,7 +7,7 @@ import { test, before, beforeEach, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { asRole, buildTestApp, call, errorBody, signUp, type TestApp } from './helpers.js';
-import { generateApiKey } from '../src/modules/api-keys/api-key-format.js';
+import { generateApiKey } from '../src/modules/api-keys/api-keys.format.js';
 import { createVirtualClock } from '../src/lib/clock.js';
 import { createMemoryCounterStore, type CounterStore } from '../src/lib/counter-store.js';
 

@@ -1,6 +1,6 @@
 /**
  * Access is declared on every route, in its options: `config: { access: allow.account('agents.write') }`.
- * One hook (enforceAccess, installed in app.ts) reads it from the route the router matched, so the rule
+ * The onRequest hook installed in app.ts reads it from the route the router matched (`checkAccess`), so the rule
  * follows the route whatever spelling of the URL reached it.
  */
 import type { FastifyRequest } from 'fastify';

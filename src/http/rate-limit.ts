@@ -8,7 +8,7 @@ const MAX_BLOCKED_ADDRESSES = 10_000;
 
 export interface RateLimitOptions {
   store: CounterStore;
-  /** SPEC §8: 300 requests per minute per API key; sessions get the same budget per user. */
+  /** 300 requests per minute per API key by default; sessions get the same budget per user. */
   perMinute: number;
   /** Unauthenticated requests, and failed authentications, are counted per client IP under their own limit. */
   anonymousPerMinute: number;

@@ -10,7 +10,7 @@ export const NamedRef = Type.Object(
 );
 export const DateTime = Type.String({ format: 'date-time' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-/** Money is a decimal string in USD, never a float (DESIGN §1). */
+/** Money is a decimal string in USD, never a float (no rounding drift in sums). */
 export const Money = Type.String({ pattern: '^-?\\d+(\\.\\d+)?$', examples: ['0.1375'] });
 
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
@@ -136,7 +136,7 @@ export const MAX_PAGE_SIZE = 500;
 /** Deep offsets are legal up to the int4 maximum; past the last row a page is simply empty. */
 export const MAX_OFFSET = INT4_MAX;
 
-/** SPEC §8 / DESIGN §1: limit 1..500 (default 25), offset >= 0 (default 0). */
+/** Paging: limit 1..500 (default 25), offset >= 0 (default 0). */
 export const PageQuery = {
   limit: Int({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 25 }),
   offset: Int({ minimum: 0, maximum: MAX_OFFSET, default: 0 }),

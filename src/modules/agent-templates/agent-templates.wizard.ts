@@ -2,7 +2,7 @@
  * The wizard: one question set per template. The questions are the template's variables plus the settings every
  * agent has (tone, transfer number, voice, voicemail); the answers become an agent.
  */
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../lib/errors.js';
 import type { AgentTemplate, QuestionType, TemplateVariable } from './agent-templates.types.js';
 import { TONE_NAMES, type Tone } from './agent-templates.catalog.js';
 

@@ -1,6 +1,6 @@
 /**
- * The agent prompt (DESIGN §4): nine parts, assembled in this order into the system prompt.
- * The API calls the knowledge part `knowledgeBase` (SPEC §2); everything here uses the API names.
+ * The agent prompt: nine parts, assembled in this order into the system prompt.
+ * The API calls the knowledge part `knowledgeBase`; everything here uses the API names.
  */
 export const PROMPT_PART_ORDER = [
   'soul',

@@ -24,7 +24,7 @@ const Name = SingleLineText({ minLength: 1, maxLength: 120 });
 const ShortText = (description: string) => Type.String({ maxLength: PROMPT_LIMITS.shortText, description });
 const Part = (description: string, maxLength: number = PROMPT_LIMITS.part) => Type.String({ maxLength, description });
 
-/** The nine prompt parts (DESIGN §4) in assembly order, plus the first message: the versioned fields. */
+/** The nine prompt parts in assembly order, plus the first message: the versioned fields. */
 const VersionedFields = {
   soul: Part('Personality: who the agent is and how it speaks.'),
   mission: Part('The one goal of the call.'),
@@ -91,7 +91,7 @@ export const ListAgentsQuery = Type.Object(
 export type ListAgentsQuery = Static<typeof ListAgentsQuery>;
 export const VersionParams = Type.Object({ id: Uuid, version: Int({ minimum: 1 }) }, { additionalProperties: false });
 
-/** The agent list item: exactly the SPEC §2 fields. */
+/** The agent list item: a summary of the agent, without its prompt parts. */
 export const AgentListItem = Type.Object(
   {
     id: Uuid,

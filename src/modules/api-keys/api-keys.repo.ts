@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
-import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
-import { paginate, type Page } from '../../http/pagination.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory } from '../../events/outbox.js';
+import { paginate, type Page } from '../../db/pagination.js';
 
 const KEY_COLUMNS = ['id', 'name', 'display_prefix', 'created_at', 'last_used_at'] as const;
 

@@ -1,14 +1,14 @@
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { notFound, AppError } from '../../http/errors.js';
-import type { Auth } from '../../http/auth.js';
+import { notFound, AppError } from '../../lib/errors.js';
+import type { Auth } from '../../lib/caller.js';
 import type { InvalidationBus } from '../../lib/invalidation-bus.js';
 import type { ApiKeysRepo } from './api-keys.repo.js';
 import type { CreateApiKeyInput } from './api-keys.schemas.js';
-import { envelope, type Page } from '../../http/pagination.js';
+import { envelope, type Page } from '../../db/pagination.js';
 import { actorOf } from '../../events/domain-events.js';
-import { displayPrefix, generateApiKey, isWellFormedApiKey } from './api-key-format.js';
+import { displayPrefix, generateApiKey, isWellFormedApiKey } from './api-keys.format.js';
 
 // lastUsedAt is advisory: write it at most once a minute per key, not on every request.
 const TOUCH_EVERY_MS = 60_000;

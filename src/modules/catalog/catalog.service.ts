@@ -3,8 +3,8 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isPhoneCountry } from '../../lib/phone.js';
 import { formatPrice } from '../../lib/money.js';
-import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { envelope } from '../../http/pagination.js';
+import { AppError, invalidField, notFound } from '../../lib/errors.js';
+import { envelope } from '../../db/pagination.js';
 import type { TxHandle } from '../../db/repo.js';
 import type { CatalogModelChanges, CatalogRepo, NewCatalogModel } from './catalog.repo.js';
 import {

@@ -50,7 +50,7 @@ const PublicStatusBody = Type.Object(
   { title: 'PublicStatus' },
 );
 
-/** /api/health sits outside /v1 (SPEC §9), so it is registered on the /api scope. */
+/** /api/health sits outside /v1 (probes need no version), so it is registered on the /api scope. */
 export function healthRoutes(app: App, { system }: { system: SystemService }) {
   app.get(
     '/health',

@@ -1,4 +1,4 @@
-/** Service templates: inbound support, appointment reminders, compliant collections, dental reception. */
+/** Customer-care templates: inbound support, appointment reminders, compliant collections, dental reception. */
 import { AGENT_NAME, BUSINESS_NAME, COMPLIANCE_NOTES, type AgentTemplate } from './agent-templates.types.js';
 
 export const inboundSupport: AgentTemplate = {
