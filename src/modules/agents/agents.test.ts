@@ -150,7 +150,7 @@ test('assembleSystemPrompt joins the non-blank parts in order under headings', (
   );
 });
 
-test('the list has exactly the list item's fields and only the account’s agents', async () => {
+test("the list has exactly the list item's fields and only the account’s agents", async () => {
   const owner = await signUp(t.app);
   const other = await signUp(t.app);
   await buildAgent(other, { name: 'Not yours' });
