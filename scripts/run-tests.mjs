@@ -26,7 +26,7 @@ const FILE_TIMEOUT_MS = 300_000;
 const FILE_TIMEOUT_OVERRIDES_MS = {
   // 2,000 contacts through two dialers and the call engine: about 2 minutes on an idle 2-core machine, over 5 when
   // the machine is loaded (the call engine starts one account's calls one at a time).
-  'src/modules/campaigns/campaigns-scale.test.ts': 600_000,
+  'src/modules/campaigns/campaigns.scale.test.ts': 600_000,
   // Starts, stops and kills some ten service processes, each loading the TypeScript sources: over 5 minutes when
   // the machine is loaded.
   'test/lifecycle.test.ts': 600_000,

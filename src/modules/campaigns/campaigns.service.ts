@@ -418,11 +418,6 @@ export function createCampaignsService(deps: CampaignsDeps) {
       return { running: running.length };
     },
 
-    /** What the campaign's calls do at an answering machine (null for a campaign that is gone). */
-    async voicemailActionOf(accountId: string, campaignId: string) {
-      return (await repo.find(accountId, campaignId))?.voicemail_action ?? null;
-    },
-
     /** For tests and tools: one dial pass now, without scheduling the next. */
     tick: (accountId: string, campaignId: string) => dialer.tick(accountId, campaignId),
   };

@@ -1,10 +1,10 @@
 /**
- * The abandon-rate rule and its governor, through the API, with overlapping calls (each call measures its waits on its
- * own time line, so calls that overlap on the virtual clock are not made late by each other).
+ * The abandon-rate rule and its governor, end to end: the dialer, the call engine and the simulated agent capacity
+ * together (the rules themselves are tested alone in campaigns.pace.test.ts). Each call measures its waits on its own
+ * time line, so calls that overlap on the virtual clock are not made late by each other.
  * - Every agent pipeline starting 3 s late (SIM_AGENT_LATE_START_RATE=1) abandons every call a person answers: from
  *   the third live-answered call the rate (100%) is above 3.5% and the campaign is paused for compliance, with its
- *   figures and a campaign.compliance_paused event. The governor halves the pace at each abandoned call, and calls
- *   nobody answers give it no budget to raise the pace.
+ *   figures and a campaign.compliance_paused event.
  * - Pace-dependent abandonment: 2 agent slots (SIM_AGENT_SLOTS) for a campaign of up to 8 calls under way, over
  *   people who all answer. Without the governor (CAMPAIGN_PACE_GOVERNOR=false) the campaign dials 8 at once, people
  *   who find no free agent are abandoned, and it is paused above 3.5%. With it, the same campaign over 100 people
@@ -34,12 +34,8 @@ const TWO_AGENT_SLOTS = {
   CALLS_MAX_CONCURRENT_PER_ACCOUNT: '10',
 };
 
-async function withApp(
-  env: Record<string, string>,
-  run: (kit: CallsKit) => Promise<void>,
-  options: { speedup?: number } = {},
-) {
-  const kit = await startCallsApp({ env, ...options });
+async function withApp(env: Record<string, string>, run: (kit: CallsKit) => Promise<void>) {
+  const kit = await startCallsApp({ env });
   try {
     await run(kit);
   } finally {
@@ -117,44 +113,6 @@ describe('agents that start 3 s late', () => {
     // Paused: nothing more is dialled.
     assert.equal((await ok('GET', `/calls?campaignId=${campaign.id}`)).total, 3);
   });
-
-  test('the governor: unanswered calls give no budget to raise the pace; each abandoned call halves it', async () => {
-    const at = (iso: string) => kit.clock.advance(Math.max(0, new Date(iso).getTime() - kit.clock.now().getTime()));
-    at('2026-03-02T15:30:00Z'); // 10:30 in New York, 07:30 in Los Angeles
-    // Busy numbers in New York (called now, nobody answers so nothing is abandoned), then people in Los Angeles who
-    // answer once its window opens, every one of them abandoned.
-    const busyInNewYork = Array.from({ length: 10 }, (_, i) => `+1212555${i}016`);
-    const answeringInLosAngeles = Array.from({ length: 5 }, (_, i) => `+1415555${i}030`);
-    const account = await dialingAccount(kit.t, [...busyInNewYork, ...answeringInLosAngeles]);
-    const { ok } = api(kit.t, account.user);
-    const { campaign, started } = await startCampaign(kit.t, account, {
-      name: 'Governed',
-      maxConcurrency: 10,
-    });
-    assert.equal(started.status, 'running');
-
-    // Starts at 2 calls under way of 10, and stays there: without live answers there is no abandonment budget.
-    let stats = await waitForStats(
-      kit.t,
-      account.user,
-      campaign.id,
-      (s) => s.counts.busy === 10 && s.contacts.inCall === 0,
-    );
-    assert.equal(stats.abandonRate.paceFactor, 0.2);
-    assert.equal(stats.abandonRate.last30Days.rate, 0);
-
-    at('2026-03-02T17:05:00Z'); // 09:05 in Los Angeles
-    // Two calls under way, both abandoned: 2 -> 1 -> 1; the third abandoned call pauses the campaign (above 3.5%).
-    stats = await waitForStats(
-      kit.t,
-      account.user,
-      campaign.id,
-      (s) => s.status === 'paused' && s.contacts.inCall === 0,
-    );
-    assert.equal(stats.counts.abandoned, 3);
-    assert.equal(stats.abandonRate.paceFactor, 0.1);
-    assert.equal((await ok('GET', `/campaigns/${campaign.id}`)).pause.reason, 'compliance');
-  });
 });
 
 /**
@@ -171,46 +129,49 @@ function assertHonestLatencies(latencies: number[], abandoned: number): number {
 }
 
 test('without the governor, 8 calls under way for 2 agent slots abandon people and the campaign is paused', (t) =>
-  withApp(
-    { ...TWO_AGENT_SLOTS, CAMPAIGN_PACE_GOVERNOR: 'false' },
-    async (kit) => {
-      const account = await dialingAccount(kit.t, answeringPeople(60));
-      const { ok } = api(kit.t, account.user);
-      const { campaign } = await startCampaign(kit.t, account, {
-        name: 'Ungoverned',
-        maxConcurrency: 8,
-        callsPerMinute: 10_000,
-      });
+  withApp({ ...TWO_AGENT_SLOTS, CAMPAIGN_PACE_GOVERNOR: 'false' }, async (kit) => {
+    const account = await dialingAccount(kit.t, answeringPeople(60));
+    const { ok } = api(kit.t, account.user);
+    // The first 8 calls are held on the network (dialing, then ringing) until all 8 are there, so the 8 people
+    // answer together: 2 find an agent slot, the others wait for one.
+    kit.pauses.hold('network');
+    const { campaign } = await startCampaign(kit.t, account, {
+      name: 'Ungoverned',
+      maxConcurrency: 8,
+      callsPerMinute: 10_000,
+    });
+    try {
+      await kit.pauses.paused(8);
+      await kit.pauses.step(8);
+    } finally {
+      kit.pauses.release();
+    }
 
-      const stats = await waitForStats(
-        kit.t,
-        account.user,
-        campaign.id,
-        (s) => s.status !== 'running' && s.contacts.inCall === 0,
-      );
-      assert.equal(stats.status, 'paused');
-      assert.equal(stats.abandonRate.paceFactor, 1);
-      const { abandoned, liveAnswered, rate } = stats.abandonRate.last30Days;
-      assert.equal(stats.counts.abandoned, abandoned);
-      assert.equal(stats.counts.liveAnswered, liveAnswered);
-      assert.equal(stats.counts.dialed, liveAnswered);
-      assert.ok(liveAnswered >= 20 && liveAnswered <= 27, `${liveAnswered} live answers: 20, and at most 7 under way`);
-      t.diagnostic(`natural rate: ${abandoned} abandoned of ${liveAnswered} live answers (${rate})`);
-      assert.ok(rate > 0.035, `natural rate ${rate}`);
-      assert.equal(rate, Number((abandoned / liveAnswered).toFixed(6)));
-      assertHonestLatencies(await latenciesOf(kit, campaign.id), abandoned);
+    const stats = await waitForStats(
+      kit.t,
+      account.user,
+      campaign.id,
+      (s) => s.status !== 'running' && s.contacts.inCall === 0,
+    );
+    assert.equal(stats.status, 'paused');
+    assert.equal(stats.abandonRate.paceFactor, 1);
+    const { abandoned, liveAnswered, rate } = stats.abandonRate.last30Days;
+    assert.equal(stats.counts.abandoned, abandoned);
+    assert.equal(stats.counts.liveAnswered, liveAnswered);
+    assert.equal(stats.counts.dialed, liveAnswered);
+    assert.ok(liveAnswered >= 20 && liveAnswered <= 27, `${liveAnswered} live answers: 20, and at most 7 under way`);
+    t.diagnostic(`natural rate: ${abandoned} abandoned of ${liveAnswered} live answers (${rate})`);
+    assert.ok(rate > 0.035, `natural rate ${rate}`);
+    assert.equal(rate, Number((abandoned / liveAnswered).toFixed(6)));
+    assertHonestLatencies(await latenciesOf(kit, campaign.id), abandoned);
 
-      // Paused at the 20th live answer (CAMPAIGN_ABANDON_MIN_LIVE_ANSWERED); the calls then under way still count.
-      const { pause } = await ok('GET', `/campaigns/${campaign.id}`);
-      assert.equal(pause.reason, 'compliance');
-      assert.equal(pause.details.liveAnswered, 20);
-      assert.ok(pause.details.abandoned <= abandoned && pause.details.abandonRate > 0.035, JSON.stringify(pause));
-      assert.equal(pause.details.abandonRate, Number((pause.details.abandoned / 20).toFixed(6)));
-    },
-    // Whether calls overlap is a matter of real time: the clock runs 40 times faster than real time (a 15 s
-    // conversation takes under half a second) rather than at once, so calls dialled together talk together.
-    { speedup: 40 },
-  ));
+    // Paused at the 20th live answer (CAMPAIGN_ABANDON_MIN_LIVE_ANSWERED); the calls then under way still count.
+    const { pause } = await ok('GET', `/campaigns/${campaign.id}`);
+    assert.equal(pause.reason, 'compliance');
+    assert.equal(pause.details.liveAnswered, 20);
+    assert.ok(pause.details.abandoned <= abandoned && pause.details.abandonRate > 0.035, JSON.stringify(pause));
+    assert.equal(pause.details.abandonRate, Number((pause.details.abandoned / 20).toFixed(6)));
+  }));
 
 test('the governor keeps the same campaign under 3% over 100 people who answer, never paused', (t) =>
   withApp(TWO_AGENT_SLOTS, async (kit) => {
