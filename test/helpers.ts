@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { InjectOptions } from 'fastify';
+import type { KyselyPlugin } from 'kysely';
 import { loadConfig, type Config } from '../src/config.js';
 import { buildApp } from '../src/app.js';
 import { systemClock, type Clock } from '../src/lib/clock.js';
@@ -69,6 +70,8 @@ export interface TestAppOptions {
   redisKeyPrefix?: string;
   /** Counters (rate limits, login throttling) to use instead of the storage mode's (e.g. on a virtual clock). */
   counters?: CounterStore;
+  /** Kysely plugins every query of the app goes through (e.g. one that records the SQL). */
+  plugins?: KyselyPlugin[];
 }
 
 export async function buildTestApp(options: TestAppOptions = {}) {
@@ -85,7 +88,14 @@ export async function buildTestApp(options: TestAppOptions = {}) {
   });
   // A unique Redis prefix per app keeps parallel test files from sharing rate-limit counters.
   const redisKeyPrefix = options.redisKeyPrefix ?? `parley-test:${randomBytes(6).toString('hex')}:`;
-  const infra = await openInfrastructure(config, { redisKeyPrefix, restoreFrom: database.restoreFrom ?? undefined });
+  const opened = await openInfrastructure(config, { redisKeyPrefix, restoreFrom: database.restoreFrom ?? undefined });
+  const plugins = options.plugins ?? [];
+  const infra = plugins.length
+    ? {
+        ...opened,
+        database: { ...opened.database, db: plugins.reduce((db, plugin) => db.withPlugin(plugin), opened.database.db) },
+      }
+    : opened;
   const clock: Clock = { ...systemClock, ...options.clock };
   const counters = options.counters ?? infra.counters;
   const { app, services, routes } = await buildApp({ config, ...infra, counters, clock, logger: false });
@@ -219,7 +229,7 @@ export async function asRole(testApp: TestApp, owner: { accountId: string }, rol
   return { app: testApp.app, headers: { cookie }, cookie, email, password, userId, accountId: owner.accountId, role };
 }
 
-/** Asserts the SPEC §7 error body shape and returns it. */
+/** Asserts the shape of an error body (error, message, details) and returns it. */
 export function errorBody(response: { statusCode: number; json(): unknown }) {
   const body = response.json() as { error: string; message: string; details: Record<string, unknown> };
   if (typeof body.error !== 'string' || typeof body.message !== 'string' || typeof body.details !== 'object') {

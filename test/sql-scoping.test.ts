@@ -1,18 +1,37 @@
 /**
- * Tenant scoping, checked on the SQL itself: every query method of every repo is compiled through Kysely, and a
- * statement that touches a table holding tenant data (one with an account_id column) without naming account_id
- * fails the test. The few statements that are scoped some other way are listed below, each with its reason.
+ * Tenant scoping, checked on the SQL itself. A statement that touches a table holding tenant data (one with an
+ * account_id column) must scope EACH such table it names by account (see test/sql-scope.ts for what counts). Checked:
+ * - every query method of every repo, compiled through Kysely against a driver that answers every query with a
+ *   stand-in row, so a method runs through all its steps (a method that throws fails the test: give it an example);
+ * - every statement the app runs on a workload of the paths that write SQL by hand outside the repos (contact
+ *   imports, bulk do-not-call changes, the staging helpers, a campaign loading its lists' members, ownership
+ *   checks), recorded as they run, including the undo of a bulk change that fails after its first step.
+ * The few statements that are scoped some other way are listed below, each with its reason.
  */
-import { test } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  sql,
+  type DatabaseConnection,
+  type Driver,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+} from 'kysely';
 import type { Database } from '../src/db/types.js';
 import { agentQueries } from '../src/modules/agents/agents.repo.js';
 import { apiKeyQueries } from '../src/modules/api-keys/api-keys.repo.js';
 import { auditQueries } from '../src/modules/audit/audit.repo.js';
 import { authQueries } from '../src/modules/auth/auth.repo.js';
 import { callQueries } from '../src/modules/calls/calls.repo.js';
-import { callAdminQueries } from '../src/modules/calls/calls-admin.repo.js';
+import { callAdminQueries } from '../src/modules/calls/calls.admin-repo.js';
 import { contactQueries } from '../src/modules/contacts/contacts.repo.js';
 import { dncQueries } from '../src/modules/dnc/dnc.repo.js';
 import { numberQueries } from '../src/modules/numbers/numbers.repo.js';
@@ -22,7 +41,9 @@ import { domainEventQueries } from '../src/events/domain-events.repo.js';
 import { knowledgeQueries } from '../src/modules/knowledge/knowledge.repo.js';
 import { webhookQueries } from '../src/modules/webhooks/webhooks.repo.js';
 import { campaignQueries } from '../src/modules/campaigns/campaigns.repo.js';
-import { buildTestApp } from './helpers.js';
+import { buildTestApp, signUp, type TestApp } from './helpers.js';
+import { api, SALES_AGENT } from './calls-kit.js';
+import { unscopedTenantTables } from './sql-scope.js';
 
 /** Statements not scoped by account, and why that is right. */
 const UNSCOPED: Record<string, string> = {
@@ -59,8 +80,6 @@ const UNSCOPED: Record<string, string> = {
     'records the attempts of a batch the dispatcher claimed across accounts, by delivery id and claimed version',
   'webhooks.allEndpoints': 'retention goes through the endpoints of every account (a scheduled job)',
   'campaigns.runningCampaigns': "the scheduled sweep wakes every account's running campaigns",
-  'campaigns.loadContacts':
-    "an insert of rows carrying the account id, from the contacts service's account-scoped member query",
 };
 
 const ACCOUNT = '00000000-0000-4000-8000-0000000000aa';
@@ -81,6 +100,25 @@ function anything(): any {
       ownKeys: () => [],
     },
   );
+}
+
+/**
+ * Stands in for any value a query answers: like `anything()`, callable too (`row.name.trim()`), and a query
+ * parameter when passed back into a query.
+ */
+function anyValue(): any {
+  return new Proxy(() => undefined, {
+    get(_, property) {
+      if (property === Symbol.toPrimitive) return () => 1;
+      if (property === 'then') return undefined;
+      if (property === 'toOperationNode') return () => ({ kind: 'ValueNode', value: 1 });
+      if (property === Symbol.iterator) return function* () {};
+      if (property === 'toISOString') return () => '2026-01-01T00:00:00.000Z';
+      return anyValue();
+    },
+    apply: () => anyValue(),
+    ownKeys: () => [],
+  });
 }
 
 /** Arguments for methods the stand-in cannot fill (they branch on the argument's shape). */
@@ -231,20 +269,6 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
     q.replaceRates([{ country: '*', inbound_per_minute_usd: '0.01', outbound_per_minute_usd: '0.02' }], new Date()),
 };
 
-function recordingDb() {
-  const statements: string[] = [];
-  const db = new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new DummyDriver(),
-      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-    log: (event) => void statements.push(event.query.sql),
-  });
-  return { db, statements };
-}
-
 const REPOS = {
   agents: agentQueries,
   apiKeys: apiKeyQueries,
@@ -263,60 +287,282 @@ const REPOS = {
   campaigns: campaignQueries,
 };
 
-async function tenantTables(): Promise<Set<string>> {
-  const app = await buildTestApp();
-  try {
-    const { rows } = await sql<{ table_name: string }>`
-      SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'account_id'`.execute(
-      app.infra.database.db,
-    );
-    return new Set(rows.map((row) => row.table_name));
-  } finally {
-    await app.close();
+/** The stand-in answer of every query: one row of stand-ins, one row affected. */
+const standInResult = (): QueryResult<UnknownRow> => ({
+  rows: [anyValue()],
+  numAffectedRows: 1n,
+  numChangedRows: 1n,
+});
+
+// A method issuing more statements than this is looping on the stand-in answers.
+const MAX_STATEMENTS_PER_METHOD = 200;
+
+/** A Kysely that records the SQL of every query and answers each with a stand-in row, without a database. */
+function recordingDb() {
+  const statements: string[] = [];
+  const connection: DatabaseConnection = {
+    async executeQuery(query) {
+      statements.push(query.sql);
+      if (statements.length > MAX_STATEMENTS_PER_METHOD) throw new Error('too many statements: a loop?');
+      return standInResult() as never;
+    },
+    async *streamQuery(query) {
+      statements.push(query.sql);
+      yield standInResult() as never;
+    },
+  };
+  const driver: Driver = {
+    async init() {},
+    async acquireConnection() {
+      return connection;
+    },
+    async beginTransaction() {},
+    async commitTransaction() {},
+    async rollbackTransaction() {},
+    async releaseConnection() {},
+    async destroy() {},
+  };
+  const db = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+  return { db, statements };
+}
+
+/**
+ * Records the SQL of every query the app runs; `failNext(match)` makes the next statement that matches fail before
+ * it runs, as a lost connection would.
+ */
+class SqlRecorder implements KyselyPlugin {
+  readonly statements: string[] = [];
+  #failWhen: ((statement: string) => boolean) | null = null;
+  readonly #compiler = new PostgresQueryCompiler();
+
+  failNext(match: (statement: string) => boolean) {
+    this.#failWhen = match;
+  }
+
+  transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
+    const statement = this.#compiler.compileQuery(node, queryId).sql;
+    this.statements.push(statement);
+    if (this.#failWhen?.(statement)) {
+      this.#failWhen = null;
+      throw new Error('failure injected by the scoping test');
+    }
+    return node;
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result;
   }
 }
 
-/** account_id compared with a parameter (a WHERE or ON clause), or written by an INSERT. */
-const isScoped = (statement: string) =>
-  /account_id"?\s*(=|in)\s*(\$\d|\(\$)/i.test(statement) || /^insert into [^(]+\([^)]*\baccount_id\b/i.test(statement);
+const recorder = new SqlRecorder();
+let t: TestApp;
+let tenant: Set<string>;
+before(async () => {
+  t = await buildTestApp({ plugins: [recorder] });
+  const { rows } = await sql<{ table_name: string }>`
+    SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'account_id'`.execute(
+    t.infra.database.db,
+  );
+  tenant = new Set(rows.map((row) => row.table_name));
+});
+after(() => t.close());
 
-const TABLE_REFERENCE = /\b(?:from|join|update|into)\s+"?([a-z_]+)"?/gi;
+const TENANT_EXAMPLE = new Set(['contacts', 'contact_lists', 'contact_list_members', 'calls', 'dnc_entries']);
 
-test('every repo statement on tenant data names account_id', async () => {
-  const tenant = await tenantTables();
-  assert.ok(tenant.has('agents') && tenant.has('contacts') && !tenant.has('users'));
+test('the scoping check: each tenant table of a statement needs its own account condition', () => {
+  const cases: Array<[string, string[]]> = [
+    ['select * from "contacts" where "account_id" = $1', []],
+    ['select * from "contacts" where "contacts"."account_id" in ($1, $2)', []],
+    ['SELECT id FROM contacts WHERE account_id = ANY($1::uuid[])', []],
+    ['select * from "contacts" where $1 = "contacts"."account_id"', []],
+    ['select * from "contacts" where "id" = $1', ['contacts']],
+    ['select * from "users" where "id" = $1', []],
+    // A join to a second tenant table that is not scoped: the first table's condition does not cover it.
+    [
+      'select * from "contacts" as "c" inner join "calls" as "k" on "k"."contact_id" = "c"."id" where "c"."account_id" = $1',
+      ['calls (as k)'],
+    ],
+    [
+      'select * from "contacts" as "c" inner join "calls" as "k" on "k"."contact_id" = "c"."id" and "k"."account_id" = "c"."account_id" where "c"."account_id" = $1',
+      [],
+    ],
+    // An unqualified account_id is ambiguous between two tenant tables, and scopes neither.
+    ['select * from "contacts" as "c", "calls" as "k" where "account_id" = $1', ['contacts (as c)', 'calls (as k)']],
+    // A subquery is a scope of its own.
+    [
+      'select * from "contacts" where "account_id" = $1 and "id" in (select "contact_id" from "contact_list_members" where "list_id" = $2)',
+      ['contact_list_members'],
+    ],
+    [
+      'select * from "contacts" where "account_id" = $1 and exists (select 1 from "calls" where "calls"."contact_id" = "contacts"."id" and "calls"."account_id" = "contacts"."account_id")',
+      [],
+    ],
+    ['SELECT 1 FROM contacts WHERE account_id = $1 UNION ALL SELECT 1 FROM calls WHERE id = $2', ['calls']],
+    ['SELECT 1 FROM contacts WHERE account_id = $1 UNION ALL SELECT 1 FROM calls WHERE account_id = $2', []],
+    ['insert into "contacts" ("id", "account_id") values ($1, $2)', []],
+    ['insert into "contacts" ("id", "phone_e164") values ($1, $2)', ['contacts']],
+    [
+      'WITH added AS (INSERT INTO contact_list_members (list_id, contact_id, account_id) SELECT $1, id, $2 FROM contacts c WHERE c.account_id = $3) SELECT count(*) FROM added',
+      [],
+    ],
+    ['DELETE FROM contact_list_members WHERE list_id = $1', ['contact_list_members']],
+    [
+      'UPDATE contacts c SET first_name = p.first_name FROM previous_rows p WHERE c.account_id = $1 AND c.id = p.id',
+      [],
+    ],
+    [
+      'update "contacts" set "dnc" = $1 where "phone_e164" in (select "phone_e164" from "dnc_entries")',
+      ['contacts', 'dnc_entries'],
+    ],
+    ['select "id" from "contacts" where "account_id" = $1 for update', []],
+    ['select extract(epoch from "created_at") from "calls" where "account_id" = $1 and "note" = \'from calls\'', []],
+  ];
+  for (const [statement, unscoped] of cases)
+    assert.deepEqual(unscopedTenantTables(statement, TENANT_EXAMPLE), unscoped, statement);
+});
+
+/** Every statement each repo method issues, by method name, compiled against the recording driver. */
+async function repoStatements() {
+  const byMethod = new Map<string, string[]>();
   const problems: string[] = [];
-  const unusedExceptions = new Set(Object.keys(UNSCOPED));
   for (const [repoName, queries] of Object.entries(REPOS)) {
     const { db, statements } = recordingDb();
-    const repo = queries(db) as Record<string, unknown>;
+    const repo = queries(db as never) as Record<string, unknown>;
     for (const [method, fn] of Object.entries(repo)) {
       if (typeof fn !== 'function') continue;
       const name = `${repoName}.${method}`;
       statements.length = 0;
       const example = EXAMPLES[name];
-      await Promise.resolve()
-        .then(() =>
-          example
-            ? example(repo)
-            : (fn as (...args: unknown[]) => unknown)(ACCOUNT, anything(), anything(), anything(), anything()),
-        )
-        .catch(() => undefined); // the dummy driver answers no rows; the SQL was compiled and recorded before that
-      if (statements.length === 0) {
-        problems.push(`${name} compiled no SQL: give it an example in EXAMPLES`);
+      try {
+        await (example
+          ? example(repo)
+          : (fn as (...args: unknown[]) => unknown)(ACCOUNT, anything(), anything(), anything(), anything()));
+      } catch (error) {
+        problems.push(`${name} threw (${(error as Error).message}): give it an example in EXAMPLES that runs through`);
+      }
+      if (statements.length === 0) problems.push(`${name} compiled no SQL: give it an example in EXAMPLES`);
+      byMethod.set(name, [...statements]);
+    }
+  }
+  return { byMethod, problems };
+}
+
+test('every repo statement scopes each tenant table it names by account', async () => {
+  assert.ok(tenant.has('agents') && tenant.has('contacts') && !tenant.has('users'));
+  const { byMethod, problems } = await repoStatements();
+  const unusedExceptions = new Set(Object.keys(UNSCOPED));
+  for (const [name, statements] of byMethod) {
+    for (const statement of statements) {
+      const unscoped = unscopedTenantTables(statement, tenant);
+      if (unscoped.length === 0) continue;
+      if (UNSCOPED[name]) {
+        unusedExceptions.delete(name);
         continue;
       }
-      for (const statement of statements) {
-        const tables = [...statement.matchAll(TABLE_REFERENCE)].map((m) => m[1]!).filter((t) => tenant.has(t));
-        if (tables.length === 0 || isScoped(statement)) continue;
-        if (UNSCOPED[name]) {
-          unusedExceptions.delete(name);
-          continue;
-        }
-        problems.push(`${name} touches ${tables.join(', ')} without account_id: ${statement}`);
-      }
+      problems.push(`${name} uses ${unscoped.join(', ')} without account_id: ${statement}`);
     }
   }
   assert.deepEqual(problems, []);
   assert.deepEqual([...unusedExceptions], [], 'exceptions that no longer apply: remove them from UNSCOPED');
+});
+
+const csv = (rows: string[]) => ({ 'content-type': 'text/csv', payload: rows.join('\n') });
+const isDomainEventInsert = (statement: string) => /^insert into "?domain_events"?/i.test(statement.trim());
+
+test('every statement of the bulk paths, the staging helpers and the lists a campaign loads is scoped', async () => {
+  const user = await signUp(t.app);
+  const { ok } = api(t, user);
+  const post = (url: string, body: { 'content-type': string; payload: string }, expected = 200) =>
+    t.app
+      .inject({
+        method: 'POST',
+        url: `/api/v1${url}`,
+        headers: { ...user.headers, 'content-type': body['content-type'] },
+        payload: body.payload,
+      })
+      .then((response) => {
+        assert.equal(response.statusCode, expected, `${url}: ${response.body}`);
+        return response.json();
+      });
+  const phones = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => `+1415555${String(from + i).padStart(4, '0')}`);
+  const { statements } = recorder;
+  statements.length = 0;
+
+  // Imports, a second import of the same numbers that updates them, and the lists' reads and export.
+  const imported = await post(
+    '/contact-lists?name=Leads&defaultCountry=US',
+    csv(['Phone,First Name', ...phones(0, 20).map((p) => `${p},Ada`)]),
+  );
+  await post(
+    '/contact-lists?name=Again&defaultCountry=US&duplicatePolicy=update',
+    csv(['Phone,First Name', ...phones(10, 20).map((p) => `${p},Bea`)]),
+  );
+  await ok('GET', `/contacts?listId=${imported.listId}&q=ada&dnc=false`);
+  await ok('GET', `/contact-lists/${imported.listId}/contacts?limit=5`);
+  const contact = (await ok('GET', `/contacts?listId=${imported.listId}&limit=1`)).contacts[0];
+  await ok('PATCH', `/contacts/${contact.id}`, { phone: '+14155559999', attributes: { tier: 'gold' } });
+  const exported = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/exports/contacts.csv?listId=${imported.listId}`,
+    headers: user.headers,
+  });
+  assert.equal(exported.statusCode, 200, exported.body);
+
+  // The do-not-call list: one number, a bulk of JSON items and one of CSV (some of them contacts), a removal.
+  await ok('POST', '/dnc', { phone: phones(0, 1)[0], reason: 'asked' });
+  await post('/dnc/bulk', { 'content-type': 'application/json', payload: JSON.stringify(phones(1, 5)) });
+  await post('/dnc/bulk', csv(['phone,reason', ...phones(6, 5).map((p) => `${p},asked`)]));
+  await ok('DELETE', `/dnc/${encodeURIComponent(phones(1, 1)[0]!)}`);
+  await ok('GET', '/dnc?q=415');
+
+  // Bulk changes that fail at their last step: on PGlite, what the steps before it wrote is undone.
+  recorder.failNext(isDomainEventInsert);
+  await post('/contact-lists?name=Failing&defaultCountry=US', csv(['Phone', ...phones(100, 10)]), 500);
+  recorder.failNext(isDomainEventInsert);
+  await post(
+    '/contact-lists?name=Failing&defaultCountry=US&duplicatePolicy=update',
+    csv(['Phone', ...phones(0, 10)]),
+    500,
+  );
+  recorder.failNext(isDomainEventInsert);
+  await post('/dnc/bulk', { 'content-type': 'application/json', payload: JSON.stringify(phones(200, 5)) }, 500);
+
+  // A campaign over the list loads its members; its agent and numbers are checked as the caller's own.
+  const agent = await ok('POST', '/agents', { ...SALES_AGENT, voicemail: { action: 'hang_up' } });
+  const number = await ok('POST', '/phone-numbers', { number: '+14155550199' });
+  const campaign = await ok('POST', '/campaigns', {
+    name: 'Scoped',
+    agentId: agent.id,
+    contactListIds: [imported.listId],
+    fromNumberIds: [number.id],
+  });
+  await ok('POST', `/campaigns/${campaign.id}/start`);
+
+  // The workload reached the paths it is for.
+  const seen = (pattern: RegExp) => statements.some((statement) => pattern.test(statement));
+  assert.ok(seen(/json_to_recordset/i), 'rows were staged');
+  assert.ok(seen(/insert into contact_list_members/i), 'an import merged its members');
+  assert.ok(seen(/insert into dnc_entries/i), 'a bulk do-not-call change merged');
+  assert.ok(seen(/insert into "?campaign_contacts"?/i), "the campaign loaded its lists' members");
+  if (t.infra.database.kind === 'pglite')
+    assert.ok(seen(/^\s*delete from contact_list_members/i), 'an import was undone');
+
+  // Statements the repo check already judged (with their exceptions) are not judged twice.
+  const { byMethod } = await repoStatements();
+  const judged = new Set([...byMethod.values()].flat());
+  const problems = [...new Set(statements)]
+    .filter((statement) => !judged.has(statement))
+    .flatMap((statement) => {
+      const unscoped = unscopedTenantTables(statement, tenant);
+      return unscoped.length ? [`${unscoped.join(', ')} without account_id: ${statement.replace(/\s+/g, ' ')}`] : [];
+    });
+  assert.deepEqual(problems, []);
 });

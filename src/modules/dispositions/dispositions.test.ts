@@ -1,3 +1,7 @@
+/**
+ * The disposition codes' HTTP contract: statuses, bodies, validation and access. Their rules are tested through the
+ * service, in dispositions.service.test.ts.
+ */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
@@ -47,7 +51,7 @@ const rowCount = async (accountId: string) =>
       .executeTakeFirstOrThrow()
   ).n;
 
-test("every account starts with the default set, the engine's codes marked as system", async () => {
+test('the codes are a page of the default set, each with its fields', async () => {
   const user = await signUp(t.app);
   const response = await call(user, 'GET', '/disposition-codes');
   assert.equal(response.statusCode, 200);
@@ -55,37 +59,7 @@ test("every account starts with the default set, the engine's codes marked as sy
   assert.equal(body.total, DEFAULT_DISPOSITIONS.length);
   assert.equal(body.limit, 25);
   assert.equal(body.offset, 0);
-  const byCode = new Map<string, Code>(body.dispositionCodes.map((c: Code) => [c.code, c]));
-  for (const code of [
-    'interested',
-    'not_interested',
-    'callback_requested',
-    'appointment_booked',
-    'voicemail',
-    'no_answer',
-    'busy',
-    'wrong_number',
-    'do_not_call',
-    'transferred',
-    'failed',
-  ]) {
-    assert.ok(byCode.has(code), code);
-  }
-  for (const code of [
-    'do_not_call',
-    'voicemail',
-    'transferred',
-    'interested',
-    'not_interested',
-    'callback_requested',
-    'no_answer',
-    'busy',
-    'failed',
-  ]) {
-    assert.equal(byCode.get(code)!.isSystem, true, code);
-  }
-  assert.equal(byCode.get('appointment_booked')!.isSystem, false);
-  assert.equal(byCode.get('do_not_call')!.category, 'compliance');
+  assert.equal(body.dispositionCodes.length, Math.min(25, DEFAULT_DISPOSITIONS.length));
   assert.deepEqual(Object.keys(body.dispositionCodes[0]).sort(), [
     'active',
     'category',
@@ -97,80 +71,41 @@ test("every account starts with the default set, the engine's codes marked as sy
     'label',
     'updatedAt',
   ]);
-  // Reading again does not add them twice, and another account gets its own set.
-  assert.equal((await codesOf(user)).length, DEFAULT_DISPOSITIONS.length);
-  assert.equal(await rowCount(user.accountId), DEFAULT_DISPOSITIONS.length);
-  const other = await signUp(t.app);
-  const theirs = await codesOf(other);
-  assert.equal(theirs.length, DEFAULT_DISPOSITIONS.length);
-  assert.ok(theirs.every((c) => !byCode.has(c.code) || byCode.get(c.code)!.id !== c.id));
 });
 
 test('create, list with filters, update and delete a code', async () => {
   const user = await signUp(t.app);
   const created = await call(user, 'POST', '/disposition-codes', {
     code: 'demo_scheduled',
-    label: '  Demo scheduled ',
+    label: 'Demo scheduled',
     category: 'positive',
     description: 'A demo is on the calendar.',
   });
   assert.equal(created.statusCode, 200, created.body);
   const code = created.json();
   assert.equal(code.code, 'demo_scheduled');
-  assert.equal(code.label, 'Demo scheduled');
   assert.equal(code.isSystem, false);
   assert.equal(code.active, true);
 
-  const all = await codesOf(user);
-  assert.equal(all.length, DEFAULT_DISPOSITIONS.length + 1);
-  assert.equal(all[0]!.code, 'demo_scheduled', 'newest first');
   const positive = await codesOf(user, '?category=positive&limit=500');
   assert.ok(positive.every((c) => c.category === 'positive') && positive.some((c) => c.code === 'demo_scheduled'));
-
   const updated = await call(user, 'PATCH', `/disposition-codes/${code.id}`, { label: 'Demo booked', active: false });
   assert.equal(updated.statusCode, 200, updated.body);
   assert.equal(updated.json().label, 'Demo booked');
   assert.equal(updated.json().active, false);
-  assert.equal(updated.json().code, 'demo_scheduled');
-  const inactive = await codesOf(user, '?active=false');
   assert.deepEqual(
-    inactive.map((c) => c.code),
+    (await codesOf(user, '?active=false')).map((c) => c.code),
     ['demo_scheduled'],
   );
-
-  assert.equal(
-    await t.services.dispositions.isValidCode(user.accountId, 'demo_scheduled'),
-    false,
-    'inactive codes cannot be set',
-  );
-  assert.equal((await t.services.dispositions.resolve(user.accountId, 'demo_scheduled'))?.label, 'Demo booked');
 
   const deleted = await call(user, 'DELETE', `/disposition-codes/${code.id}`);
   assert.equal(deleted.statusCode, 200);
   assert.deepEqual(deleted.json(), { id: code.id, deleted: true });
   assert.equal((await call(user, 'DELETE', `/disposition-codes/${code.id}`)).statusCode, 404);
   assert.equal((await call(user, 'PATCH', `/disposition-codes/${code.id}`, { label: 'x' })).statusCode, 404);
-  assert.equal(await t.services.dispositions.resolve(user.accountId, 'demo_scheduled'), null);
 });
 
-test('a default that is not a system code can be deleted, and stays deleted', async () => {
-  const user = await signUp(t.app);
-  const wrongNumber = (await codesOf(user)).find((c) => c.code === 'wrong_number')!;
-  assert.equal((await call(user, 'DELETE', `/disposition-codes/${wrongNumber.id}`)).statusCode, 200);
-  const after = await codesOf(user);
-  assert.equal(after.length, DEFAULT_DISPOSITIONS.length - 1);
-  assert.ok(!after.some((c) => c.code === 'wrong_number'));
-  // Re-creating it is a new code of the account's own.
-  const again = await call(user, 'POST', '/disposition-codes', {
-    code: 'wrong_number',
-    label: 'Wrong person',
-    category: 'negative',
-  });
-  assert.equal(again.statusCode, 200);
-  assert.equal(again.json().isSystem, false);
-});
-
-test('system codes can be relabelled but not deleted or turned off', async () => {
+test('changing a system code as it cannot be changed, or making a code twice, is a 409', async () => {
   const user = await signUp(t.app);
   const dnc = (await codesOf(user)).find((c) => c.code === 'do_not_call')!;
   const deleted = await call(user, 'DELETE', `/disposition-codes/${dnc.id}`);
@@ -178,29 +113,7 @@ test('system codes can be relabelled but not deleted or turned off', async () =>
   const body = errorBody(deleted);
   assert.equal(body.error, 'conflict');
   assert.match(body.message, /do_not_call.*system code.*cannot be deleted.*relabel/);
-  const off = await call(user, 'PATCH', `/disposition-codes/${dnc.id}`, { active: false });
-  assert.equal(off.statusCode, 409);
-  assert.match(errorBody(off).message, /stays active/);
-
-  const relabelled = await call(user, 'PATCH', `/disposition-codes/${dnc.id}`, {
-    label: 'DNC — never call again',
-    description: 'Added to the do-not-call list.',
-  });
-  assert.equal(relabelled.statusCode, 200);
-  assert.equal(relabelled.json().label, 'DNC — never call again');
-  assert.equal(relabelled.json().code, 'do_not_call');
-  assert.equal(relabelled.json().isSystem, true);
-  assert.equal(await t.services.dispositions.isValidCode(user.accountId, 'do_not_call'), true);
-  const row = await t.infra.database.db
-    .selectFrom('disposition_codes')
-    .selectAll()
-    .where('id', '=', dnc.id)
-    .executeTakeFirstOrThrow();
-  assert.equal(row.active, true);
-});
-
-test('a duplicate code is a 409 and a no-op save writes nothing', async () => {
-  const user = await signUp(t.app);
+  assert.equal((await call(user, 'PATCH', `/disposition-codes/${dnc.id}`, { active: false })).statusCode, 409);
   const duplicate = await call(user, 'POST', '/disposition-codes', {
     code: 'voicemail',
     label: 'VM',
@@ -208,16 +121,6 @@ test('a duplicate code is a 409 and a no-op save writes nothing', async () => {
   });
   assert.equal(duplicate.statusCode, 409);
   assert.match(errorBody(duplicate).message, /"voicemail" already exists/);
-  const busy = (await codesOf(user)).find((c) => c.code === 'busy')!;
-  const same = await call(user, 'PATCH', `/disposition-codes/${busy.id}`, { label: 'Busy', category: 'neutral' });
-  assert.equal(same.statusCode, 200);
-  assert.equal(same.json().updatedAt, busy.updatedAt, 'nothing was written');
-  const row = await t.infra.database.db
-    .selectFrom('disposition_codes')
-    .select('updated_at')
-    .where('id', '=', busy.id)
-    .executeTakeFirstOrThrow();
-  assert.equal(row.updated_at.toISOString(), busy.updatedAt);
 });
 
 test('bad input is a 400 naming the field, and writes nothing', async () => {
@@ -302,69 +205,4 @@ test('members read the codes; admins and owners change them', async () => {
   });
   assert.equal(refused.statusCode, 403);
   assert.match(errorBody(refused).message, /dispositions\.manage/);
-});
-
-test('the calls module resolves codes, also inside its own transaction', async () => {
-  const user = await signUp(t.app);
-  // A fresh account: resolving seeds the defaults first.
-  assert.deepEqual(await t.services.dispositions.resolve(user.accountId, 'voicemail'), {
-    id: (
-      await t.infra.database.db
-        .selectFrom('disposition_codes')
-        .select('id')
-        .where('account_id', '=', user.accountId)
-        .where('code', '=', 'voicemail')
-        .executeTakeFirstOrThrow()
-    ).id,
-    code: 'voicemail',
-    label: 'Voicemail',
-    category: 'neutral',
-    isSystem: true,
-    active: true,
-  });
-  assert.equal(await t.services.dispositions.isValidCode(user.accountId, 'no_such_code'), false);
-  const fresh = await signUp(t.app);
-  const valid = await t.infra.database.db
-    .transaction()
-    .execute((trx) => t.services.dispositions.isValidCode(fresh.accountId, 'busy', { trx }));
-  assert.equal(valid, true);
-  assert.equal(await rowCount(fresh.accountId), DEFAULT_DISPOSITIONS.length);
-});
-
-test('changes are recorded as domain events for the audit log', async () => {
-  const user = await signUp(t.app);
-  const created = (
-    await call(user, 'POST', '/disposition-codes', { code: 'audited', label: 'Audited', category: 'neutral' })
-  ).json();
-  await call(user, 'PATCH', `/disposition-codes/${created.id}`, { label: 'Audited twice' });
-  await call(user, 'DELETE', `/disposition-codes/${created.id}`);
-  const events = await t.infra.database.db
-    .selectFrom('domain_events')
-    .select(['type', 'subject_id', 'data'])
-    .where('account_id', '=', user.accountId)
-    .where('subject_type', '=', 'disposition_code')
-    .orderBy('occurred_at')
-    .execute();
-  assert.deepEqual(
-    events.map((e) => e.type),
-    ['disposition_code.created', 'disposition_code.updated', 'disposition_code.deleted'],
-  );
-  assert.ok(events.every((e) => e.subject_id === created.id));
-  assert.deepEqual(events[1]!.data, { code: 'audited', changed: ['label'] });
-});
-
-test('concurrent first reads seed the defaults once; concurrent creates of one code make one', async () => {
-  const user = await signUp(t.app);
-  const lists = await Promise.all(Array.from({ length: 5 }, () => call(user, 'GET', '/disposition-codes?limit=500')));
-  for (const list of lists) assert.equal(list.json().total, DEFAULT_DISPOSITIONS.length, list.body);
-  assert.equal(await rowCount(user.accountId), DEFAULT_DISPOSITIONS.length);
-
-  const creates = await Promise.all(
-    Array.from({ length: 4 }, () =>
-      call(user, 'POST', '/disposition-codes', { code: 'raced', label: 'Raced', category: 'neutral' }),
-    ),
-  );
-  assert.deepEqual(creates.map((r) => r.statusCode).sort(), [200, 409, 409, 409]);
-  for (const refused of creates.filter((r) => r.statusCode === 409))
-    assert.match(errorBody(refused).message, /"raced" already exists/);
 });

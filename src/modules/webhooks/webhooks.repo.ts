@@ -125,7 +125,8 @@ export function webhookQueries(db: Executor) {
           ? false
           : sql<boolean>`EXISTS (
               SELECT 1 FROM webhook_deliveries p
-              WHERE p.endpoint_id = ${row.endpoint_id} AND p.subject_id = ${row.subject_id} AND p.state = 'pending'
+              WHERE p.account_id = ${accountId} AND p.endpoint_id = ${row.endpoint_id}
+                AND p.subject_id = ${row.subject_id} AND p.state = 'pending'
                 AND NOT p.first_attempt_done)`;
       const inserted = await db
         .insertInto('webhook_deliveries')
