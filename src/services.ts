@@ -9,10 +9,13 @@ import type { InvalidationBus } from './lib/invalidation-bus.js';
 import type { Broadcast } from './lib/broadcast.js';
 import type { Providers } from './runtime.js';
 import { createSimVoiceProvider } from './providers/voice/index.js';
+import { createSimCarrier } from './providers/carrier/index.js';
 import type { JobQueue } from './jobs/queue.js';
-import { eventSubscriptions, transactionSubscribers } from './jobs/registry.js';
-import { relayLoopWakes } from './jobs/wake.js';
-import { createDomainEventsService, createOutboxFactory } from './events/domain-events.service.js';
+import { eventRoutes, type BackgroundServices } from './background.js';
+import { relayLoopWakes } from './lib/wake.js';
+import { createDomainEventsService } from './events/domain-events.service.js';
+import { createOutboxFactory } from './events/outbox.js';
+import { createWebhookFanout } from './modules/webhooks/webhooks.fanout.js';
 import { createAuthRepo } from './modules/auth/auth.repo.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createApiKeysRepo } from './modules/api-keys/api-keys.repo.js';
@@ -23,24 +26,27 @@ import { createAgentsService } from './modules/agents/agents.service.js';
 import { createAuditRepo } from './modules/audit/audit.repo.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createCallsRepo } from './modules/calls/calls.repo.js';
-import { createCallsService, type CallsService } from './modules/calls/calls.service.js';
-import { callAdminQueries } from './modules/calls/calls-admin.repo.js';
-import { createCallsAdminService } from './modules/calls/calls-admin.service.js';
+import { createCallLlm } from './modules/calls/calls.llm.js';
+import { createCallsService } from './modules/calls/calls.service.js';
+import { callAdminQueries } from './modules/calls/calls.admin-repo.js';
+import { createCallsAdminService } from './modules/calls/calls.admin-service.js';
 import { createContactsRepo } from './modules/contacts/contacts.repo.js';
 import { createContactsService } from './modules/contacts/contacts.service.js';
+import { contactsDncBulkFollower, createContactsDncSubscriber } from './modules/contacts/contacts.dnc-flags.js';
 import { createDncRepo } from './modules/dnc/dnc.repo.js';
-import { createDncService, type DncService } from './modules/dnc/dnc.service.js';
+import { createDncService } from './modules/dnc/dnc.service.js';
 import { createNumbersRepo } from './modules/numbers/numbers.repo.js';
 import { createNumbersService } from './modules/numbers/numbers.service.js';
 import { createDispositionsRepo } from './modules/dispositions/dispositions.repo.js';
 import { createDispositionsService } from './modules/dispositions/dispositions.service.js';
 import { createCatalogRepo } from './modules/catalog/catalog.repo.js';
 import { createCatalogService } from './modules/catalog/catalog.service.js';
-import { createVoicesService, type VoicesService } from './modules/voices/voices.service.js';
+import { createVoicesService } from './modules/voices/voices.service.js';
 import { createSafetyService } from './modules/safety/safety.service.js';
 import { createAgentTemplatesService } from './modules/agent-templates/agent-templates.service.js';
 import { createKnowledgeRepo } from './modules/knowledge/knowledge.repo.js';
-import { createKnowledgeService, type KnowledgeService } from './modules/knowledge/knowledge.service.js';
+import { createKnowledgeService } from './modules/knowledge/knowledge.service.js';
+import { createAgentLlmService } from './modules/agent-llm/agent-llm.service.js';
 import { createLlmProxyService } from './modules/llm-proxy/llm-proxy.service.js';
 import { createWebhooksRepo } from './modules/webhooks/webhooks.repo.js';
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js';
@@ -72,22 +78,26 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
   const log = options.log ?? pino({ level: config.logLevel });
   const db = deps.database.db;
   const databaseKind = deps.database.kind;
-  // Subscribers that act in the event's transaction need the services, which need the outbox: bound once built.
-  let built: Services | undefined;
   const outbox = createOutboxFactory({
     jobs,
-    subscriptions: eventSubscriptions,
+    routes: eventRoutes,
     clock,
-    inTransaction: { subscribers: transactionSubscribers, services: () => built! },
+    inTransaction: [createWebhookFanout({ clock }), createContactsDncSubscriber()],
   });
   const owned = createOwnershipCheck(db);
   relayLoopWakes(deps.broadcast);
 
   const auth = createAuthService({ repo: createAuthRepo(db, outbox), clock, config, counters });
-  // Contacts and the do-not-call list lean on each other (flags and list); each reaches the other through its service.
-  const dncForContacts: Pick<DncService, 'listedNumbersQuery'> = {
-    listedNumbersQuery: (accountId) => dnc.listedNumbersQuery(accountId),
-  };
+  const dnc = createDncService({
+    repo: createDncRepo(db, outbox),
+    db,
+    databaseKind,
+    outbox,
+    config,
+    clock,
+    accounts: auth,
+    bulkFollower: contactsDncBulkFollower,
+  });
   const contacts = createContactsService({
     repo: createContactsRepo(db, outbox),
     db,
@@ -97,32 +107,11 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     clock,
     owned,
     accounts: auth,
-    dnc: dncForContacts,
+    dnc,
   });
-  const dnc = createDncService({
-    repo: createDncRepo(db, outbox),
-    db,
-    databaseKind,
-    outbox,
-    config,
-    clock,
-    accounts: auth,
-    contacts,
-  });
-  // Agents check their voice and live model against the voices module, built below with the catalog.
-  const choicesForAgents: Pick<VoicesService, 'checkAgentChoices'> = {
-    checkAgentChoices: (input) => voices.checkAgentChoices(input),
-  };
-  // Agents show the state of their knowledge index; knowledge reads and saves agents.
-  const knowledgeForAgents: Pick<KnowledgeService, 'indexState'> = {
-    indexState: (...args) => knowledge.indexState(...args),
-  };
-  const agents = createAgentsService({
-    repo: createAgentsRepo(db, outbox),
-    clock,
-    choices: choicesForAgents,
-    knowledge: knowledgeForAgents,
-  });
+  const catalog = createCatalogService({ repo: createCatalogRepo(db, outbox), clock });
+  const voices = createVoicesService({ tts: providers.tts, objects: providers.objects, catalog });
+  const agents = createAgentsService({ repo: createAgentsRepo(db, outbox), clock, choices: voices });
   const knowledge = createKnowledgeService({
     repo: createKnowledgeRepo(db, outbox),
     clock,
@@ -130,27 +119,31 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     agents,
     log: log.child({ component: 'knowledge' }),
   });
-  // Phone numbers and calls lean on each other (reputation from call history; a call's number and inbound routing).
-  const callsForNumbers: Pick<CallsService, 'numberActivity'> = {
-    numberActivity: (...args) => calls.numberActivity(...args),
-  };
   const numbers = createNumbersService({
     repo: createNumbersRepo(db, outbox),
     clock,
     config,
     accounts: auth,
     agents,
-    calls: callsForNumbers,
+    carrier: createSimCarrier(),
   });
   const dispositions = createDispositionsService({ repo: createDispositionsRepo(db, outbox), clock });
-  const catalog = createCatalogService({ repo: createCatalogRepo(db, outbox), clock });
-  const voices = createVoicesService({ tts: providers.tts, objects: providers.objects, catalog });
   // A model writes and reviews agents only when one is configured; the playbook engine is not a model.
   const llmConfigured = config.llm.provider === 'openai';
   const safety = createSafetyService({ agents, llm: providers.llm, llmConfigured });
   const agentTemplates = createAgentTemplatesService({ agents, safety, llm: providers.llm, llmConfigured });
+  const callsRepo = createCallsRepo(db, outbox);
+  const agentLlm = createAgentLlmService({
+    config,
+    log: log.child({ component: 'agent-llm' }),
+    knowledge,
+    catalog,
+    // The calls module's writer of a call's timeline and costs, from its own repository: the engine above takes its LLM from here.
+    turns: createCallLlm({ repo: callsRepo, clock, config: config.calls, pricing: catalog }),
+    defaultLlm: providers.llm,
+  });
   const calls = createCallsService({
-    repo: createCallsRepo(db, outbox),
+    repo: callsRepo,
     clock,
     config,
     databaseKind,
@@ -161,25 +154,23 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     numbers,
     dispositions,
     pricing: catalog,
-    voice: createSimVoiceProvider({ clock, tts: providers.tts }),
-    agentLlm: (context) => llmProxy.agentLlm(context),
-    campaignVoicemail: (context) => campaigns.voicemailActionOf(context.accountId, context.campaignId),
+    voice: createSimVoiceProvider({
+      clock,
+      tts: providers.tts,
+      agents: {
+        slots: config.calls.simAgentSlots,
+        lateStartRate: config.calls.simLateStartRate,
+        lateStartMs: config.calls.simLateStartMs,
+      },
+    }),
+    agentLlm: agentLlm.forCall,
     tts: providers.tts,
     objects: providers.objects,
     broadcast: deps.broadcast,
     log: log.child({ component: 'calls' }),
   });
 
-  const llmProxy = createLlmProxyService({
-    config,
-    clock,
-    log: log.child({ component: 'llm-proxy' }),
-    agents,
-    knowledge,
-    catalog,
-    calls,
-    defaultLlm: providers.llm,
-  });
+  const llmProxy = createLlmProxyService({ clock, agents, agentLlm, calls });
 
   const campaigns = createCampaignsService({
     repo: createCampaignsRepo(db, outbox),
@@ -223,13 +214,15 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
       repo: createWebhooksRepo(db, outbox),
       clock,
       config: config.webhooks,
-      calls,
-      publicOrigin: config.publicBaseUrl?.replace(/\/+$/, '') ?? `http://${config.host}:${config.port}`,
     }),
     campaigns,
   };
-  built = services;
   return services;
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** Each module's background work takes the service built under its name above: a mismatch fails to compile. */
+export type ServicesRunBackground = Services extends BackgroundServices ? true : never;
+const servicesRunBackground: ServicesRunBackground = true;
+void servicesRunBackground;

@@ -73,50 +73,9 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
     pollingIntervalSeconds: Math.max(SIBLING_POLL_SECONDS, options.pollingIntervalSeconds ?? 0),
   };
   for (const [name, definition] of Object.entries(registry)) {
-    const concurrency =
-      typeof definition.concurrency === 'function'
-        ? definition.concurrency(services.config)
-        : (definition.concurrency ?? 1);
-    const batchSize = definition.batch?.size ?? 1;
-    const parallel =
-      typeof definition.batch?.parallel === 'function'
-        ? definition.batch.parallel(services.config)
-        : (definition.batch?.parallel ?? batchSize);
-    const workerIds: string[] = [];
-    // A worker that found work wakes the next one: more may be waiting (a busy one fetches again once it is done).
-    const wakeNext = (i: number) => {
-      if (concurrency > 1) boss.notifyWorker(workerIds[(i + 1) % concurrency]!);
-    };
-    for (let i = 0; i < concurrency; i++) {
-      const wake = () => boss.notifyWorker(workerIds[i]!);
-      const workerPolling = i === 0 ? polling : siblingPolling;
-      if (batchSize <= 1) {
-        workerIds[i] = await boss.work<unknown>(name, { batchSize: 1, ...workerPolling }, async ([job]) => {
-          if (!job) return undefined;
-          wakeNext(i);
-          return runJob(name, definition, job);
-        });
-        removeWakers.push(addWaker(name, wake));
-        continue;
-      }
-      workerIds[i] = await boss.work<unknown>(name, { batchSize, ...workerPolling }, async (jobs) => {
-        // A full batch suggests more are waiting: fetch again as soon as this one is done, not at the next poll.
-        if (jobs.length > 0) wakeNext(i);
-        if (jobs.length >= batchSize) wake();
-        // `parallel` lanes take the batch's jobs in queue order; a failure fails the batch once every job has run.
-        let next = 0;
-        let failure: { error: unknown } | undefined;
-        const lane = async () => {
-          while (next < jobs.length) {
-            const job = jobs[next++]!;
-            await runJob(name, definition, job).catch((error: unknown) => void (failure ??= { error }));
-          }
-        };
-        await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, jobs.length)) }, lane));
-        if (failure) throw failure.error;
-      });
-      removeWakers.push(addWaker(name, wake));
-    }
+    const work = (job: PgBoss.Job<unknown>) => runJob(name, definition, job);
+    const queue = { boss, name, definition, config: services.config, polling, siblingPolling, work };
+    removeWakers.push(...(await startQueueWorkers(queue)));
     if (definition.schedule) await boss.schedule(name, definition.schedule, {}, { tz: 'UTC' });
   }
   // The registry decides what runs on a schedule: a job dropped from it (or its schedule) stops firing.
@@ -147,6 +106,69 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
       await executor.drain();
     },
   };
+}
+
+/** A queue's workers: `concurrency` of them, each fetching one job or a batch; answers the removers of their wakers. */
+async function startQueueWorkers(queue: {
+  boss: PgBoss;
+  name: string;
+  definition: RunnableJob;
+  config: WorkerServices['config'];
+  polling: { pollingIntervalSeconds?: number };
+  siblingPolling: { pollingIntervalSeconds: number };
+  work(job: PgBoss.Job<unknown>): Promise<unknown>;
+}): Promise<Array<() => void>> {
+  const { boss, name, definition, config, work } = queue;
+  const concurrency =
+    typeof definition.concurrency === 'function' ? definition.concurrency(config) : (definition.concurrency ?? 1);
+  const batchSize = definition.batch?.size ?? 1;
+  const parallel =
+    typeof definition.batch?.parallel === 'function'
+      ? definition.batch.parallel(config)
+      : (definition.batch?.parallel ?? batchSize);
+  const workerIds: string[] = [];
+  const removers: Array<() => void> = [];
+  // A worker that found work wakes the next one: more may be waiting (a busy one fetches again once it is done).
+  const wakeNext = (i: number) => {
+    if (concurrency > 1) boss.notifyWorker(workerIds[(i + 1) % concurrency]!);
+  };
+  for (let i = 0; i < concurrency; i++) {
+    const wake = () => boss.notifyWorker(workerIds[i]!);
+    const polling = i === 0 ? queue.polling : queue.siblingPolling;
+    workerIds[i] =
+      batchSize <= 1
+        ? await boss.work<unknown>(name, { batchSize: 1, ...polling }, async ([job]) => {
+            if (!job) return undefined;
+            wakeNext(i);
+            return work(job);
+          })
+        : await boss.work<unknown>(name, { batchSize, ...polling }, async (jobs) => {
+            // A full batch suggests more are waiting: fetch again as soon as this one is done, not at the next poll.
+            if (jobs.length > 0) wakeNext(i);
+            if (jobs.length >= batchSize) wake();
+            await runBatch(jobs, parallel, work);
+          });
+    removers.push(addWaker(name, wake));
+  }
+  return removers;
+}
+
+/** `parallel` lanes take the batch's jobs in queue order; a failure fails the batch once every job has run. */
+async function runBatch(
+  jobs: PgBoss.Job<unknown>[],
+  parallel: number,
+  work: (job: PgBoss.Job<unknown>) => Promise<unknown>,
+) {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const lane = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++]!;
+      await work(job).catch((error: unknown) => void (failure ??= { error }));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, jobs.length)) }, lane));
+  if (failure) throw failure.error;
 }
 
 /** Runs a worker loop until the signal; an error (the database was away) is logged and the loop starts again. */
