@@ -58,14 +58,20 @@ export interface ModuleJob<S extends TSchema, Service> {
  * transaction that wrote the event. Delivery is at least once (a crash mid-handler retries it), so a handler
  * must be idempotent on `event.id`; the audit log, for one, keys its rows by it.
  */
-export interface EventSubscription<Service> {
-  events: readonly DomainEventType[] | 'all';
+export interface EventSubscription<Service, E extends DomainEventType = DomainEventType> {
+  /** The event types it takes (its handler receives exactly those), or all of them. */
+  events: readonly E[] | 'all';
   policy?: JobQueuePolicy;
   concurrency?: number;
   /** As for jobs: events taken per fetch by one worker. */
   batch?: ModuleJob<TSchema, Service>['batch'];
-  handle(event: DomainEvent, service: Service, context: JobContext): Promise<unknown>;
+  handle(event: DomainEvent<E>, service: Service, context: JobContext): Promise<unknown>;
 }
+
+/** Each subscription's event types, by subscription name: what its handler's event is narrowed to. */
+type Subscriptions<Service, S extends Record<string, DomainEventType>> = {
+  [K in keyof S]: EventSubscription<Service, S[K]>;
+};
 
 export interface WorkerLoopContext {
   log: Logger;
@@ -125,25 +131,30 @@ export function defineJob<S extends TSchema, Service>(job: ModuleJob<S, Service>
 export interface ModuleJobs<M extends string, Service, J extends Record<string, ModuleJob<TSchema, Service>>> {
   module: M;
   jobs: J;
-  subscriptions: Record<string, EventSubscription<Service>>;
+  subscriptions: Record<string, EventSubscription<Service, any>>;
   loops: Record<string, WorkerLoop<Service>>;
   /** Only a type: the service the handlers take, which the root checks against the service it builds under `module`. */
   readonly service?: Service;
 }
 
 /** A module's background work, under the name its service has in the composition root. */
-export function moduleJobs<M extends string, Service, J extends Record<string, ModuleJob<any, Service>>>(
+export function moduleJobs<
+  M extends string,
+  Service,
+  J extends Record<string, ModuleJob<any, Service>>,
+  S extends Record<string, DomainEventType> = Record<never, DomainEventType>,
+>(
   module: M,
   declared: {
     jobs?: J;
-    subscriptions?: Record<string, EventSubscription<Service>>;
+    subscriptions?: Subscriptions<Service, S>;
     loops?: Record<string, WorkerLoop<Service>>;
   },
 ): ModuleJobs<M, Service, J> {
   return {
     module,
     jobs: declared.jobs ?? ({} as J),
-    subscriptions: declared.subscriptions ?? {},
+    subscriptions: (declared.subscriptions ?? {}) as Record<string, EventSubscription<Service, any>>,
     loops: declared.loops ?? {},
   };
 }
@@ -161,7 +172,8 @@ export function gatherJobs(modules: readonly AnyModuleJobs[]) {
   const registry: JobRegistry = {};
   const subscriptions: SubscriptionRoute[] = [];
   const loops: Record<string, RunnableLoop> = {};
-  const serviceOf = (services: WorkerServices, module: string) => (services as unknown as Record<string, never>)[module];
+  const serviceOf = (services: WorkerServices, module: string) =>
+    (services as unknown as Record<string, never>)[module];
   const claim = (name: string) => {
     if (registry[name] || loops[name]) throw new Error(`Job ${name} is declared twice`);
   };

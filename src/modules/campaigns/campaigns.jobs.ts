@@ -29,7 +29,6 @@ export const campaignsJobs = moduleJobs('campaigns', {
       events: ['call.completed', 'call.failed'],
       concurrency: 8,
       async handle(event, campaigns: CampaignsService) {
-        if (event.type !== 'call.completed' && event.type !== 'call.failed') return { skipped: event.type };
         return campaigns.callEnded(event);
       },
     },

@@ -21,7 +21,6 @@ export const numbersJobs = moduleJobs('numbers', {
       events: ['call.completed', 'call.failed'],
       concurrency: 4,
       async handle(event, numbers: NumbersService) {
-        if (event.type !== 'call.completed' && event.type !== 'call.failed') return { skipped: event.type };
         return numbers.recordCallEnded(event);
       },
     },
