@@ -41,7 +41,7 @@ const LLM_TURNS = Number(process.env.LLM_TURNS ?? 2000);
 const TTS_CALLS = Number(process.env.TTS_CALLS ?? 4);
 const IDLE_MS = Number(process.env.IDLE_MS ?? 5000);
 const BLOCK = 100;
-const PAUSE_MS = 400; // the fixed pause before every utterance (call-conversation.ts)
+const PAUSE_MS = 400; // the fixed pause before every utterance (calls.conversation.ts)
 
 const FINAL = new Set(['completed', 'failed', 'busy', 'no_answer']);
 
@@ -78,7 +78,7 @@ async function runCalls(options: RunOptions) {
   const { loadConfig } = await import('../src/config.js');
   const { buildApp } = await import('../src/app.js');
   const { openInfrastructure } = await import('../src/runtime.js');
-  const { startJobWorkers } = await import('../src/jobs/workers.js');
+  const { startJobWorkers } = await import('../src/background.js');
 
   const storageDir = mkdtempSync(join(tmpdir(), 'parley-bench-objects-'));
   const config = loadConfig({

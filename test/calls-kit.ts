@@ -1,15 +1,15 @@
 /**
  * What the call engine tests share: an app with job workers and a virtual clock, an account set up to call (an active
- * agent, a number to call from, contacts), and helpers to place a call and wait for it to end.
+ * agent, a number to call from, contacts), helpers to place a call and wait for it to end, and pauses that hold calls
+ * at a known point (dialing, or in the conversation) until the test lets them go.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { buildTestApp, signUp, type SignedUp, type TestApp, type TestAppOptions } from './helpers.js';
-import { startJobWorkers, type JobWorkers } from '../src/jobs/workers.js';
-import { createVirtualClock, type VirtualClock } from '../src/lib/clock.js';
-
-export const FINAL_STATUSES = ['completed', 'failed', 'busy', 'no_answer'];
+import { startJobWorkers, type JobWorkers } from '../src/background.js';
+import { createVirtualClock, type Clock, type VirtualClock } from '../src/lib/clock.js';
+import { isFinal } from '../src/modules/calls/calls.tables.js';
 
 /** The agent every test calls with: a playbook the built-in engine follows, an FAQ, an objection and a closer. */
 export const SALES_AGENT = {
@@ -27,15 +27,117 @@ export const SALES_AGENT = {
   },
 };
 
+/**
+ * Where calls wait on the clock: `network` is the shared clock (the simulated network dialing and ringing), and
+ * `conversation` a connected call's own time line (its turns, and the wait for the agent).
+ */
+export type WaitKind = 'network' | 'conversation';
+
+/**
+ * Holds calls where they wait on the clock, so a test acts on a call in a known state without racing it: while a kind
+ * is held, each wait of that kind pauses until the test lets it go. A paused wait still ends when its call is ended
+ * (its signal aborts).
+ */
+export interface CallPauses {
+  hold(kind: WaitKind): void;
+  /** Resolves once `count` waits are paused. */
+  paused(count?: number): Promise<void>;
+  /** Lets the paused waits go and, still holding, resolves once `count` waits are paused again. */
+  step(count?: number): Promise<void>;
+  /** Lets every paused wait go and holds nothing more. */
+  release(): void;
+}
+
+/** A virtual clock whose waits pause while their kind is held (see CallPauses). */
+function pausableClock(base: VirtualClock): { clock: VirtualClock; pauses: CallPauses } {
+  const held = new Set<WaitKind>();
+  let waiting: Array<() => void> = [];
+  let watchers: Array<() => void> = [];
+  const notify = () => {
+    for (const watch of watchers) watch();
+  };
+
+  function gate(kind: WaitKind, signal?: AbortSignal): Promise<void> {
+    if (!held.has(kind)) return Promise.resolve();
+    signal?.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const go = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        waiting = waiting.filter((other) => other !== go);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiting.push(go);
+      notify();
+    });
+  }
+
+  const paused = (count = 1) =>
+    new Promise<void>((resolve) => {
+      const watch = () => {
+        if (waiting.length < count) return;
+        watchers = watchers.filter((other) => other !== watch);
+        resolve();
+      };
+      watchers.push(watch);
+      watch();
+    });
+
+  const letGo = () => {
+    const going = waiting;
+    waiting = [];
+    for (const go of going) go();
+  };
+
+  const clock: VirtualClock = {
+    now: () => base.now(),
+    advance: (ms) => base.advance(ms),
+    async sleep(ms, signal) {
+      await gate('network', signal);
+      await base.sleep(ms, signal);
+    },
+    timeline(): Clock {
+      const own = base.timeline!();
+      return {
+        now: () => own.now(),
+        async sleep(ms, signal) {
+          await gate('conversation', signal);
+          await own.sleep(ms, signal);
+        },
+      };
+    },
+  };
+
+  const pauses: CallPauses = {
+    hold: (kind) => void held.add(kind),
+    paused,
+    step(count = 1) {
+      letGo();
+      return paused(count);
+    },
+    release() {
+      held.clear();
+      letGo();
+    },
+  };
+  return { clock, pauses };
+}
+
 export interface CallsKit {
   t: TestApp;
   clock: VirtualClock;
+  pauses: CallPauses;
   workers: JobWorkers;
   close(): Promise<void>;
 }
 
+/** `speedup`: the clock's waits also take real time (see createVirtualClock); without it they take none. */
 export async function startCallsApp(options: TestAppOptions & { speedup?: number } = {}): Promise<CallsKit> {
-  const clock = createVirtualClock({ start: new Date('2026-03-02T15:00:00.000Z'), speedup: options.speedup });
+  const start = new Date('2026-03-02T15:00:00.000Z');
+  const { clock, pauses } = pausableClock(createVirtualClock({ start, speedup: options.speedup }));
   const t = await buildTestApp({
     ...options,
     clock,
@@ -50,8 +152,10 @@ export async function startCallsApp(options: TestAppOptions & { speedup?: number
   const kit: CallsKit = {
     t,
     clock,
+    pauses,
     workers,
     async close() {
+      pauses.release();
       await kit.workers.stop(10_000);
       await t.close();
     },
@@ -139,7 +243,7 @@ export async function waitForCall(
   t: TestApp,
   who: { headers: Record<string, string> },
   callId: string,
-  done = (call: { status: string }) => FINAL_STATUSES.includes(call.status),
+  done = (call: { status: string }) => isFinal(call.status),
 ) {
   for (let i = 0; i < 1200; i++) {
     const response = await t.app.inject({ method: 'GET', url: `/api/v1/calls/${callId}`, headers: who.headers });

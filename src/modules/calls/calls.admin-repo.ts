@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/repo.js';
 import { likePattern } from '../../db/like.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../db/pagination.js';
 import type { CallDirection, CallStatus } from './calls.tables.js';
 
 export interface AdminCallFilters {

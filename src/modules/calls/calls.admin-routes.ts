@@ -22,6 +22,13 @@ const admin = allow.platformAdmin;
 const tags = ['admin: calls'];
 
 export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAdminService }) {
+  listRoutes(app, callsAdmin);
+  callRoutes(app, callsAdmin);
+  controlRoutes(app, callsAdmin);
+}
+
+/** Every account's calls, and the pickers that filter them. */
+function listRoutes(app: App, callsAdmin: CallsAdminService) {
   app.get(
     '/admin/calls',
     {
@@ -66,6 +73,10 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     },
     async (req) => callsAdmin.accountPicker(req.query),
   );
+}
+
+/** One call of any account: its detail, its timeline, its packet capture. */
+function callRoutes(app: App, callsAdmin: CallsAdminService) {
   app.get(
     '/admin/calls/:id',
     {
@@ -117,6 +128,10 @@ export function callsAdminRoutes(app: App, { callsAdmin }: { callsAdmin: CallsAd
     },
     async (req) => callsAdmin.capture(req.params.id),
   );
+}
+
+/** A live call controlled from any instance, and test calls. */
+function controlRoutes(app: App, callsAdmin: CallsAdminService) {
   app.post(
     '/admin/calls/:id/inject',
     {

@@ -2,11 +2,12 @@
  * The platform administrator's call tools: every account's calls (list, detail, timeline), control of a live call
  * from any instance (inject words, hang up), and test calls placed with any account's agent.
  */
-import type { Auth } from '../../http/auth.js';
-import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { envelope } from '../../http/pagination.js';
+import type { Auth } from '../../lib/caller.js';
+import { AppError, invalidField, notFound } from '../../lib/errors.js';
+import { envelope } from '../../db/pagination.js';
 import type { AgentsForCalls, DncForCalls, NumbersForCalls } from './calls.ports.js';
-import { type CallsService, toCallItem } from './calls.service.js';
+import type { CallsService } from './calls.service.js';
+import { toCallItem } from './calls.views.js';
 import type { ListCallEventsQuery } from './calls.schemas.js';
 import type { AdminCallRow, CallsAdminRepo } from './calls.admin-repo.js';
 import type {

@@ -1,8 +1,8 @@
 /**
  * The platform administrator's call tools, through HTTP: every account's calls, the pickers, a call's detail and
  * timeline, control of a live call (also from another instance on PostgreSQL), test calls, and the hang-up of live
- * calls when the server closes. The clock runs 5 times faster than real time, so a call is live long enough to be
- * reached.
+ * calls when the server closes. A call is reached while live by holding its conversation where it waits on the clock
+ * (see CallPauses), and moved on one wait at a time, not by racing the clock.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -41,7 +41,6 @@ before(async () => {
   // On PostgreSQL a second instance opens the same database (see the cross-instance test).
   database = process.env.DATABASE_URL ? await createTestDatabase({ from: 'template' }) : undefined;
   kit = await startCallsApp({
-    speedup: 5,
     database,
     redisKeyPrefix,
     env: { TTS_PROVIDER: 'none', CALLS_MAX_DURATION_SECONDS: '120' },
@@ -79,21 +78,31 @@ async function ok(method: 'GET' | 'POST', url: string, payload?: unknown) {
   return response.json();
 }
 
-const connected = (call: { status: string }) => call.status === 'connected' || call.status === 'completed';
-
-/** Polls the admin detail until the transcript has an agent turn saying `text`. */
-async function waitForAgentLine(callId: string, text: string) {
-  for (let i = 0; i < 600; i++) {
-    const call = await ok('GET', `/admin/calls/${callId}`);
-    if (
-      call.transcript.some((turn: { speaker: string; text: string }) => turn.speaker === 'agent' && turn.text === text)
-    )
-      return call;
-    if (call.endedAt) assert.fail(`the call ended without saying "${text}"`);
-    await sleep(50);
-  }
-  throw new Error(`"${text}" was not said in time`);
+/** Places a call and holds its conversation at its first wait: the call is connected until the test lets it go. */
+async function placeHeldCall(account: CallingAccount, phone: string) {
+  kit.pauses.hold('conversation');
+  const callId = await placeCall(kit.t, account, phone);
+  await kit.pauses.paused();
+  const live = await waitForCall(kit.t, account.user, callId, (call) => call.status !== 'queued');
+  assert.equal(live.status, 'connected', 'held while live');
+  return callId;
 }
+
+/** Moves the held conversation on, one wait at a time, until `done` holds for the admin's detail of the call. */
+async function stepUntil(
+  callId: string,
+  done: (call: { transcript: Array<{ speaker: string; text: string }> }) => boolean,
+) {
+  for (;;) {
+    const call = await ok('GET', `/admin/calls/${callId}`);
+    if (done(call)) return call;
+    if (call.endedAt) assert.fail('the call ended first');
+    await kit.pauses.step();
+  }
+}
+
+const saidByAgent = (text: string) => (call: { transcript: Array<{ speaker: string; text: string }> }) =>
+  call.transcript.some((turn) => turn.speaker === 'agent' && turn.text === text);
 
 test("every admin route answers 403 to an ordinary session and to API keys, the admin's own included", async () => {
   const adminKey = { headers: { authorization: `Bearer ${adminUser.apiKey}` } };
@@ -260,22 +269,26 @@ test("the admin reads any account's call, its timeline, and no capture for a sim
 });
 
 test('the admin has the agent of a live call say words, then hangs it up; an ended call answers 409', async () => {
-  const callId = await placeCall(kit.t, a, '+14155550110');
-  const live = await waitForCall(kit.t, a.user, callId, connected);
-  assert.equal(live.status, 'connected', 'reached while live');
-  for (const text of ['   ', '']) {
-    const blank = await send(admin, 'POST', `/admin/calls/${callId}/inject`, { text });
-    assert.equal(blank.statusCode, 400);
-    assert.equal(errorBody(blank).error, 'validation_failed');
-  }
-  const injected = await ok('POST', `/admin/calls/${callId}/inject`, { text: 'A supervisor has joined the call.' });
-  assert.deepEqual(injected, { callId, status: 'connected', requested: true });
-  await waitForAgentLine(callId, 'A supervisor has joined the call.');
+  let callId: string;
+  try {
+    callId = await placeHeldCall(a, '+14155550110');
+    for (const text of ['   ', '']) {
+      const blank = await send(admin, 'POST', `/admin/calls/${callId}/inject`, { text });
+      assert.equal(blank.statusCode, 400);
+      assert.equal(errorBody(blank).error, 'validation_failed');
+    }
+    const injected = await ok('POST', `/admin/calls/${callId}/inject`, { text: 'A supervisor has joined the call.' });
+    assert.deepEqual(injected, { callId, status: 'connected', requested: true });
+    await stepUntil(callId, saidByAgent('A supervisor has joined the call.'));
 
-  assert.deepEqual(await ok('POST', `/admin/calls/${callId}/hangup`), { callId, status: 'connected', requested: true });
-  const ended = await waitForCall(kit.t, a.user, callId);
-  assert.equal(ended.status, 'completed');
-  assert.equal(ended.endReason, 'operator_hangup');
+    const hungUp = await ok('POST', `/admin/calls/${callId}/hangup`);
+    assert.deepEqual(hungUp, { callId, status: 'connected', requested: true });
+    const ended = await waitForCall(kit.t, a.user, callId);
+    assert.equal(ended.status, 'completed');
+    assert.equal(ended.endReason, 'operator_hangup');
+  } finally {
+    kit.pauses.release();
+  }
 
   const again = await send(admin, 'POST', `/admin/calls/${callId}/hangup`);
   assert.equal(again.statusCode, 409);
@@ -351,8 +364,7 @@ test('inject and hang up reach a call run by another instance of the deployment 
   });
   try {
     assert.notEqual(other.services.calls, kit.t.services.calls);
-    const callId = await placeCall(kit.t, a, '+14155550110');
-    await waitForCall(kit.t, a.user, callId, connected);
+    const callId = await placeHeldCall(a, '+14155550110');
     const viaOther = (method: 'inject' | 'hangup', payload?: unknown) =>
       other.app.inject({
         method: 'POST',
@@ -362,28 +374,22 @@ test('inject and hang up reach a call run by another instance of the deployment 
       });
     const injected = await viaOther('inject', { text: 'Words sent from the other instance.' });
     assert.equal(injected.statusCode, 200, injected.body);
-    await waitForAgentLine(callId, 'Words sent from the other instance.');
+    await stepUntil(callId, saidByAgent('Words sent from the other instance.'));
     const hungUp = await viaOther('hangup');
     assert.equal(hungUp.statusCode, 200, hungUp.body);
     const ended = await waitForCall(kit.t, a.user, callId);
     assert.equal(ended.endReason, 'operator_hangup');
   } finally {
+    kit.pauses.release();
     await other.close();
   }
 });
 
 // Last: it closes the server.
 test('closing the server hangs up its live calls as server_shutdown, with their costs to that moment', async () => {
-  const callId = await placeCall(kit.t, a, '+14155550100');
+  const callId = await placeHeldCall(a, '+14155550100');
   // Some seconds into the conversation: both sides have spoken.
-  const live = await waitForCall(
-    kit.t,
-    a.user,
-    callId,
-    (call: { status: string; endedAt?: string | null; transcript?: unknown[] }) =>
-      Boolean(call.endedAt) || (call.status === 'connected' && (call.transcript?.length ?? 0) >= 2),
-  );
-  assert.equal(live.status, 'connected');
+  await stepUntil(callId, (call) => call.transcript.length >= 2);
   await kit.t.app.close();
   const call = await kit.t.services.calls.detail(a.user.accountId, callId);
   assert.equal(call.status, 'completed');

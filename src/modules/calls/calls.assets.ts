@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { CallsConfig } from '../../config.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, notFound } from '../../lib/errors.js';
 import type { RangeRequest } from '../../http/range.js';
 import type { TxHandle } from '../../db/repo.js';
 import type { Clock } from '../../lib/clock.js';

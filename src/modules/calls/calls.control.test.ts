@@ -1,7 +1,7 @@
 /**
  * A live call controlled from outside: hung up or given words to say by an operator (through the calls service, as
- * the admin tools do), and ended by the maximum duration. The clock runs 5 times faster than real time here, so a
- * call is live long enough to be reached.
+ * the admin tools do), and ended by the maximum duration. A call is reached while live by holding its conversation
+ * at its first wait (see CallPauses), not by racing the clock.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +21,7 @@ let kit: CallsKit;
 let account: CallingAccount;
 
 before(async () => {
-  kit = await startCallsApp({ speedup: 5, env: { CALLS_MAX_DURATION_SECONDS: '25', TTS_PROVIDER: 'none' } });
+  kit = await startCallsApp({ env: { CALLS_MAX_DURATION_SECONDS: '25', TTS_PROVIDER: 'none' } });
   account = await callingAccount(kit.t, [
     { phone: '+14155550100' },
     { phone: '+14155550110' },
@@ -30,19 +30,37 @@ before(async () => {
 });
 after(() => kit.close());
 
-const connected = (call: { status: string }) => call.status === 'connected' || call.status === 'completed';
+/** Places a call and holds its conversation at its first wait: the call is connected until the test lets it go. */
+async function placeHeldCall(phone: string) {
+  kit.pauses.hold('conversation');
+  const callId = await placeCall(kit.t, account, phone);
+  await kit.pauses.paused();
+  const live = await waitForCall(kit.t, account.user, callId, (call) => call.status !== 'queued');
+  assert.equal(live.status, 'connected', 'held while live');
+  return callId;
+}
 
 test('an operator hangs up a connected call: it ends at once, as operator_hangup, with what was said so far', async () => {
-  const callId = await placeCall(kit.t, account, '+14155550110');
-  const live = await waitForCall(kit.t, account.user, callId, connected);
-  assert.equal(live.status, 'connected', 'reached while live');
-  const requested = await kit.t.services.calls.hangup(callId);
-  assert.deepEqual(requested, { callId, status: 'connected', requested: true });
-  const call = await waitForCall(kit.t, account.user, callId);
-  assert.equal(call.status, 'completed');
-  assert.equal(call.endReason, 'operator_hangup');
-  assert.ok(call.durationSeconds < 25);
-  assert.equal((await callEvents(kit.t, account.user, callId)).at(-1)!.type, 'call.completed');
+  try {
+    const callId = await placeHeldCall('+14155550110');
+    // The agent's first message: its pause, then its words; the conversation is held again before the reply.
+    await kit.pauses.step();
+    await kit.pauses.step();
+    const requested = await kit.t.services.calls.hangup(callId);
+    assert.deepEqual(requested, { callId, status: 'connected', requested: true });
+    const call = await waitForCall(kit.t, account.user, callId);
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'operator_hangup');
+    assert.ok(call.durationSeconds < 25);
+    assert.deepEqual(
+      call.transcript.map((turn: { speaker: string }) => turn.speaker),
+      ['agent'],
+      'what was said so far stays',
+    );
+    assert.equal((await callEvents(kit.t, account.user, callId)).at(-1)!.type, 'call.completed');
+  } finally {
+    kit.pauses.release();
+  }
 });
 
 test('an operator hangs up a queued call: it is cancelled before it dials', async () => {
@@ -70,10 +88,13 @@ test('an operator hangs up a queued call: it is cancelled before it dials', asyn
 });
 
 test('injected words are said by the agent on its next turn', async () => {
-  const callId = await placeCall(kit.t, account, '+14155550110');
-  const live = await waitForCall(kit.t, account.user, callId, connected);
-  assert.equal(live.status, 'connected');
-  await kit.t.services.calls.inject(callId, 'This call may be recorded for quality.');
+  let callId: string;
+  try {
+    callId = await placeHeldCall('+14155550110');
+    await kit.t.services.calls.inject(callId, 'This call may be recorded for quality.');
+  } finally {
+    kit.pauses.release();
+  }
   const call = await waitForCall(kit.t, account.user, callId);
   const injected = call.transcript.find(
     (turn: { text: string }) => turn.text === 'This call may be recorded for quality.',

@@ -23,7 +23,7 @@ import type { TtsProvider } from '../../providers/tts/index.js';
 import type { FarEndLine, Utterance } from '../../providers/voice/index.js';
 import type { CallAgent } from './calls.ports.js';
 import type { CallUsage } from './calls.tables.js';
-import type { TurnInput } from './calls.lifecycle.js';
+import type { TurnInput } from './calls.rules.js';
 
 /** The pause before each turn, as people leave between sentences. */
 export const TURN_PAUSE_MS = 400;

@@ -4,7 +4,7 @@
  * end's speech. Each amount is exact (decimal strings from the catalog); the call's total is their sum, kept by a trigger.
  */
 import type { TxHandle } from '../../db/repo.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { countryOfNumber } from '../../lib/phone.js';
 import type { PriceRequest, PricingForCalls } from './calls.ports.js';
 import { COST_ITEM_KINDS, type CallDirection, type CallUsage, type CostItemKind } from './calls.tables.js';

@@ -62,7 +62,7 @@ test('the call detail has the list fields, the call’s own fields, the transcri
   const response = await get(`/api/v1/calls/${call.id}`);
   assert.equal(response.statusCode, 200);
   const detail = response.json();
-  // The list item's fields (exactly SPEC's, checked in calls.test.ts), with the same values, plus the call's own.
+  // The list item's fields (exactly the documented ones, checked in calls.test.ts), with the same values, plus the call's own.
   const listed = (await get('/api/v1/calls?limit=100')).json().calls.find((c: { id: string }) => c.id === call.id);
   const itemKeys = Object.keys(listed);
   assert.deepEqual(

@@ -5,9 +5,9 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeWav } from '../../lib/wav.js';
 import { errorBody, signUp } from '../../../test/helpers.js';
+import { insertCall } from '../../../test/factories/calls.js';
 import {
   api,
   callEvents,
@@ -470,38 +470,48 @@ test("PATCH disposition: an active code of the account replaces the engine's; an
   assert.equal(viewerless.statusCode, 400);
 });
 
-test('the sweep for lost calls, running while calls start, never closes a call this process is starting', async () => {
+test('the sweep for lost calls, run while calls are starting, closes a lost call and never one this process is starting', async () => {
+  const phones = [PHONES.interested, PHONES.callback, PHONES.notInterested, PHONES.hesitant, PHONES.voicemail];
   const starting = await callingAccount(
     kit.t,
-    [PHONES.interested, PHONES.callback, PHONES.notInterested, PHONES.hesitant, PHONES.voicemail].map((phone) => ({
-      phone,
-    })),
+    phones.map((phone) => ({ phone })),
   );
-  // The sweep runs at every start and each minute; here it runs again and again while the calls are claimed.
-  let sweeps = 0;
-  const controller = new AbortController();
-  const sweeping = (async () => {
-    while (!controller.signal.aborted) {
-      await kit.t.services.calls.sweepLostCalls();
-      sweeps++;
-      await sleep(5);
-    }
-  })();
-  let connected;
+  // Every call is held at its first wait on the network: claimed, dialing, and carried by this process.
+  kit.pauses.hold('network');
+  let callIds: string[];
+  let lostId: string;
+  let swept: { closed: number; spared: number };
   try {
-    const callIds = await Promise.all([...starting.contacts.keys()].map((phone) => placeCall(kit.t, starting, phone)));
-    connected = await Promise.all(
-      callIds.map((id) =>
-        waitForCall(kit.t, starting.user, id, (call) => !['queued', 'dialing', 'ringing'].includes(call.status)),
-      ),
+    callIds = await Promise.all(phones.map((phone) => placeCall(kit.t, starting, phone)));
+    await kit.pauses.paused(callIds.length);
+    const held = await Promise.all(callIds.map((id) => waitForCall(kit.t, starting.user, id, () => true)));
+    assert.deepEqual(
+      held.map((call) => call.status),
+      callIds.map(() => 'dialing'),
     );
+    // Beside them, a call another process left dialing: nobody here carries it, its last heartbeat an hour old.
+    const lost = await insertCall(kit.t.infra.database.db, starting.user.accountId, { status: 'dialing' });
+    lostId = lost.id;
+    await kit.t.infra.database.db
+      .updateTable('calls')
+      .set({ heartbeat_at: new Date(Date.now() - 3_600_000), runner_id: 'a-process-that-died' })
+      .where('id', '=', lost.id)
+      .execute();
+    swept = await kit.t.services.calls.sweepLostCalls();
   } finally {
-    controller.abort();
-    await sweeping;
+    kit.pauses.release();
   }
-  assert.ok(sweeps > 0);
-  assert.deepEqual(
-    connected.map((call) => `${call.status} ${call.endReason ?? ''}`.trim()),
-    connected.map(() => 'connected'),
-  );
+  // On the embedded database every live call is a candidate, and those this process carries are spared; on
+  // PostgreSQL only calls with a stale heartbeat are candidates, so the held ones are not even looked at.
+  assert.equal(swept.spared, kit.t.infra.database.kind === 'pglite' ? callIds.length : 0);
+  // Closed by this sweep (or by the scheduled one, should it have run in between).
+  const closed = await api(kit.t, starting.user).ok('GET', `/calls/${lostId}`);
+  assert.equal(`${closed.status} ${closed.endReason}`, 'failed worker_lost');
+  // Each held call went on to a conversation of its own.
+  const ended = await Promise.all(callIds.map((id) => waitForCall(kit.t, starting.user, id)));
+  for (const call of ended) {
+    assert.equal(call.status, 'completed');
+    assert.ok(call.answeredAt, 'it was answered');
+    assert.notEqual(call.endReason, 'worker_lost');
+  }
 });

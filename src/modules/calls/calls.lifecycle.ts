@@ -7,43 +7,20 @@
  */
 import type { Logger } from 'pino';
 import type { CallsConfig } from '../../config.js';
+import type { TxHandle } from '../../db/repo.js';
+import type { Outbox } from '../../events/outbox.js';
 import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
 import { asksNotToBeCalled } from '../../providers/llm/index.js';
 import type { CallsRepo, CallsTx } from './calls.repo.js';
 import type { AgentsForCalls, CallAgent, DispositionsForCalls, DncForCalls, PricingForCalls } from './calls.ports.js';
-import { FINAL_CALL_STATUSES, type CallUsage, type FinalCallStatus, type TranscriptSpeaker } from './calls.tables.js';
+import { isFinal, type CallUsage } from './calls.tables.js';
 import { priceCall } from './calls.costs.js';
-import type { NewCallEvent } from './calls.writes.js';
+import type { NewCall, NewCallEvent } from './calls.writes.js';
+import { outcomeDisposition, type CallReport, type TurnInput } from './calls.rules.js';
 import type { Actor } from '../../events/domain-events.js';
 
 type CallRecord = NonNullable<Awaited<ReturnType<CallsRepo['findRow']>>>;
-
-export interface TurnInput {
-  speaker: TranscriptSpeaker;
-  text: string;
-  startMs: number | null;
-  endMs: number | null;
-}
-
-/** How a call ended, as the engine or a provider reports it. */
-export interface CallReport {
-  status: FinalCallStatus;
-  /** caller_hangup, agent_hangup, transferred, voicemail, max_duration, busy, no_answer, failed: …, worker_lost, … */
-  endReason: string;
-  endedAt: Date;
-  answeredAt?: Date | null;
-  /** Connected time in milliseconds (answer to hang-up); null when nobody answered. */
-  durationMs?: number | null;
-  disposition?: string | null;
-  providerCallId?: string | null;
-  recordingStorageKey?: string | null;
-  /** Replaces what the call recorded as it ran, when given. */
-  usage?: CallUsage;
-  /** Turns to add (a provider that ran the conversation itself); turns already stored are kept. */
-  transcript?: TurnInput[];
-  /** Milliseconds from a person's greeting until the agent spoke (over 2 s: an abandoned call). */
-  agentLatencyMs?: number | null;
-}
 
 export interface FinishResult {
   callId: string;
@@ -52,18 +29,8 @@ export interface FinishResult {
   duplicate: boolean;
 }
 
-const isFinal = (status: string) => (FINAL_CALL_STATUSES as readonly string[]).includes(status);
-
-/**
- * The disposition the network's outcome implies when nobody chose one: busy, no answer, a number that could not be
- * reached, voicemail, a transfer. A call cancelled, cut off or in error gets none.
- */
-function outcomeDisposition(report: CallReport): string | null {
-  if (report.status === 'busy' || report.status === 'no_answer') return report.status;
-  if (report.status === 'failed') return report.endReason.startsWith('failed:') ? 'failed' : null;
-  if (report.endReason === 'voicemail' || report.endReason === 'transferred') return report.endReason;
-  return null;
-}
+/** A call to queue: everything but what the queue sets itself. */
+export type CallToQueue = Omit<NewCall, 'id' | 'status' | 'created_at' | 'updated_at'>;
 
 const DNC_REASON = 'Asked not to be called again during a call';
 
@@ -76,6 +43,8 @@ export interface LifecycleDeps {
   dispositions: DispositionsForCalls;
   pricing: PricingForCalls;
   log: Logger;
+  /** A signed URL of the call's recording: the event of its end carries it (webhook bodies do). */
+  recordingUrl(callId: string, within: TxHandle): Promise<string>;
 }
 
 export function createCallLifecycle(deps: LifecycleDeps) {
@@ -196,7 +165,8 @@ export function createCallLifecycle(deps: LifecycleDeps) {
       campaignId: final.campaign_id,
     };
     await tx.insertEvents(accountId, [{ callId: call.id, type, data, occurredAt: now }]);
-    await tx.emit({ type, accountId, subject: subject(call.id), data, actor: null });
+    const recordingUrl = final.recording_storage_key ? await deps.recordingUrl(call.id, tx) : null;
+    await tx.emit({ type, accountId, subject: subject(call.id), data: { ...data, recordingUrl }, actor: null });
     if (report.status === 'completed' && final.agent_id)
       await agents.recordCompletedCall(tx, accountId, final.agent_id, report.endedAt);
     await dispatchQueued(tx, accountId);
@@ -205,6 +175,51 @@ export function createCallLifecycle(deps: LifecycleDeps) {
 
   return {
     dispatchQueued: (accountId: string) => repo.transaction((tx) => dispatchQueued(tx, accountId)),
+
+    /**
+     * Writes a new call in the queue, with its events and the job that starts it; inside `options.outer` (another
+     * module's transaction, with its outbox) when given. `testPlacedBy`: a platform administrator placed it, which the
+     * audit log of the call's account records.
+     */
+    async enqueue(
+      accountId: string,
+      call: CallToQueue,
+      options: { actor: Actor | null; testPlacedBy?: Actor; outer?: TxHandle & Outbox },
+    ) {
+      const { outer } = options;
+      const now = clock.now();
+      const id = newId();
+      const inTransaction = <T>(work: (tx: Omit<CallsTx, 'trx'>) => Promise<T>) =>
+        outer ? work({ ...repo.within(outer), send: outer.send, emit: outer.emit }) : repo.transaction(work);
+      return inTransaction(async (tx) => {
+        await tx.insertCall(accountId, { ...call, id, status: 'queued', created_at: now, updated_at: now });
+        const data = {
+          callId: id,
+          agentId: call.agent_id ?? null,
+          contactId: call.contact_id ?? null,
+          direction: call.direction,
+          status: 'queued' as const,
+        };
+        await tx.insertEvents(accountId, [{ callId: id, type: 'call.queued', data, occurredAt: now }]);
+        await tx.emit({ type: 'call.queued', accountId, subject: subject(id), data, actor: options.actor });
+        if (options.testPlacedBy) {
+          await tx.emit({
+            type: 'call.test_placed',
+            accountId,
+            subject: subject(id),
+            data: {
+              callId: id,
+              agentId: call.agent_id ?? null,
+              toNumber: call.to_number ?? null,
+              fromNumber: call.from_number ?? null,
+            },
+            actor: options.testPlacedBy,
+          });
+        }
+        await tx.send('calls.run', { accountId, callId: id });
+        return { callId: id, status: 'queued' as const };
+      });
+    },
 
     /**
      * Takes a queued call for this process: when the account has a free slot and the agent is active, the call is
@@ -287,7 +302,7 @@ export function createCallLifecycle(deps: LifecycleDeps) {
         );
         const data = {
           callId,
-          status: 'connected',
+          status: 'connected' as const,
           answeredBy: input.answeredBy,
           agentId: call.agent_id,
           contactId: call.contact_id,

@@ -11,7 +11,7 @@ import { safeEqual } from '../../lib/crypto.js';
 import type { CallsRepo } from './calls.repo.js';
 import type { PricingForCalls } from './calls.ports.js';
 import { priceCall } from './calls.costs.js';
-import { LIVE_CALL_STATUSES } from './calls.tables.js';
+import { isFinal } from './calls.tables.js';
 
 /** Every per-call token starts with this, so it is told apart from an API key (va_…) at a glance. */
 export const CALL_TOKEN_PREFIX = 'pct_';
@@ -23,8 +23,6 @@ export interface CallGrant {
   agentId: string;
   callId: string;
 }
-
-const isLive = (status: string) => status === 'queued' || (LIVE_CALL_STATUSES as readonly string[]).includes(status);
 
 export function createCallLlm(deps: { repo: CallsRepo; clock: Clock; config: CallsConfig; pricing: PricingForCalls }) {
   const { repo, clock, config, pricing } = deps;
@@ -69,7 +67,7 @@ export function createCallLlm(deps: { repo: CallsRepo; clock: Clock; config: Cal
       if (typeof a !== 'string' || typeof g !== 'string' || typeof c !== 'string' || typeof e !== 'number') return null;
       if (e * 1000 <= clock.now().getTime()) return null;
       const call = await repo.findRow(a, c);
-      if (!call || call.agent_id !== g || !isLive(call.status)) return null;
+      if (!call || call.agent_id !== g || isFinal(call.status)) return null;
       return { accountId: a, agentId: g, callId: c };
     },
 

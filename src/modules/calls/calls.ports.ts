@@ -20,9 +20,4 @@ export type DispositionsForCalls = Pick<DispositionsService, 'isValidCode'>;
 export type PricingForCalls = Pick<CatalogService, 'price'>;
 export type { PriceRequest } from '../catalog/catalog.service.js';
 /** The agent's LLM for one call: the LLM proxy's path (the agent's prompt, knowledge and model), wired in services.ts. */
-/** What a campaign's call does at an answering machine (its campaign's setting wins over the agent's); wired in services.ts. */
-export type CampaignVoicemailForCalls = (context: {
-  accountId: string;
-  campaignId: string;
-}) => Promise<CallAgent['voicemail']['action'] | null>;
 export type AgentLlmForCalls = (context: { accountId: string; agent: CallAgent; callId: string }) => LlmClient;

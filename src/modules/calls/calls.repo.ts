@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { createRepo, type Executor } from '../../db/repo.js';
 import type { OutboxFactory, Tx } from '../../events/outbox.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../db/pagination.js';
 import type { CallEventType, CallStatus } from './calls.tables.js';
 import { callWriteQueries } from './calls.writes.js';
 

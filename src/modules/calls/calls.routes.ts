@@ -43,6 +43,14 @@ export function callsRoutes(
   app: App,
   { calls, config }: { calls: CallsService; config: { publicBaseUrl: string | null } },
 ) {
+  callReadRoutes(app, calls);
+  callAssetRoutes(app, calls, config);
+  callActionRoutes(app, calls);
+  app.register(async (scoped) => voiceProviderRoutes(scoped as unknown as App, calls));
+}
+
+/** The list, a call's detail and its transcript. */
+function callReadRoutes(app: App, calls: CallsService) {
   app.get(
     '/calls',
     {
@@ -81,7 +89,7 @@ export function callsRoutes(
         tags,
         summary: 'Transcript of a call, turn by turn',
         description:
-          "For the account's members (API key or session), or for anyone with a signed URL from GET /v1/calls/{id}/asset-url?asset=transcript. Without either: 403.",
+          "For the account's members (API key or session), or for anyone with a signed URL from GET /v1/calls/{id}/asset-url?asset=transcript. Without either: 401; a signature that is missing its other half, altered, expired or for another call: 403.",
         params: IdParams,
         querystring: SignedAssetQuery,
         response: responses(CallTranscript),
@@ -89,6 +97,10 @@ export function callsRoutes(
     },
     async (req) => calls.transcript(req.auth, req.params.id, req.query),
   );
+}
+
+/** A call's recording, and signed URLs of its recording and transcript. */
+function callAssetRoutes(app: App, calls: CallsService, config: { publicBaseUrl: string | null }) {
   app.get(
     '/calls/:id/recording.wav',
     {
@@ -140,6 +152,10 @@ export function callsRoutes(
         config.publicBaseUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.host}`,
       ),
   );
+}
+
+/** A user's disposition, the event timelines, and placing a call. */
+function callActionRoutes(app: App, calls: CallsService) {
   app.patch(
     '/calls/:id/disposition',
     {
@@ -205,7 +221,6 @@ export function callsRoutes(
     },
     async (req) => calls.place(req.auth, req.params.id, req.body),
   );
-  app.register(async (scoped) => voiceProviderRoutes(scoped as unknown as App, calls));
 }
 
 /**

@@ -1,22 +1,31 @@
 /**
- * Runs calls in this process: takes a queued call (call-lifecycle claim), dials it through the voice provider (or
- * answers an inbound one), holds the conversation, stores the recording, and reports the end through the same
- * `finish` a provider's post-call report uses. While a call is live the process keeps a heartbeat on it, in database
- * time, so a call left behind by a process that died is found and closed (see sweepLostCalls in calls.service.ts).
+ * Runs calls in this process: takes a queued call (lifecycle claim), dials it through the voice provider (or answers
+ * an inbound one), holds the conversation, stores the recording, and reports the end through the same `finish` a
+ * provider's post-call report uses. While a call is live the process keeps a heartbeat on it, in database time, so a
+ * call left behind by a process that died is found and closed (the sweep in calls.engine.ts). The engine knows the
+ * voice provider by its port only: the far end, and how soon the agent's side is ready, are the provider's.
  */
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CallsConfig } from '../../config.js';
-import { timelineOf, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
 import { encodeWav, mixStereoRecording } from '../../lib/wav.js';
 import type { ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
 import type { FarEndLine, FarEndParty, VoiceProvider } from '../../providers/voice/index.js';
 import type { CallsRepo } from './calls.repo.js';
-import type { AgentLlmForCalls, CallAgent, CampaignVoicemailForCalls, ContactsForCalls } from './calls.ports.js';
+import type { AgentLlmForCalls, CallAgent, ContactsForCalls } from './calls.ports.js';
 import type { CallUsage } from './calls.tables.js';
-import type { CallLifecycle, CallRecord, CallReport } from './calls.lifecycle.js';
+import type { CallLifecycle, CallRecord } from './calls.lifecycle.js';
 import { converse, type ConversationResult } from './calls.conversation.js';
+import {
+  agentLatency,
+  errorReport,
+  gaveUpReport,
+  unansweredReport,
+  withVoicemailAction,
+  type CallReport,
+  type TurnInput,
+} from './calls.rules.js';
 
 /** Recordings are telephone quality: 8 kHz, agent left, far end right. */
 export const RECORDING_SAMPLE_RATE = 8000;
@@ -29,7 +38,6 @@ export interface RunnerDeps {
   contacts: ContactsForCalls;
   voice: VoiceProvider;
   agentLlm: AgentLlmForCalls;
-  campaignVoicemail?: CampaignVoicemailForCalls;
   tts: TtsProvider;
   objects: ObjectStorage;
   clock: Clock;
@@ -43,29 +51,11 @@ interface LiveCall {
   /** Ends the call from outside; the reason becomes its endReason. */
   abort: AbortController;
   line: FarEndLine | null;
+  /** What the call used so far, sent with each heartbeat. */
+  usage: CallUsage;
   /** Settles once the call's end is written. */
   done: Promise<void>;
 }
-
-/** A simulated agent slot held by a conversation: its call's time line, and when on it the slot was taken. */
-interface AgentSlot {
-  timeline: Clock;
-  heldSince: number;
-}
-
-/** A person waiting for a slot: the held slots' times when they answered, how much silence they take, their answer. */
-interface SlotWaiter {
-  marks: Map<AgentSlot, number>;
-  patienceMs: number;
-  settle(freed: AgentSlot | null): void;
-}
-
-/** A person hearing silence this long after answering hangs up. */
-const SILENCE_HANGUP_MS = 5_000;
-
-/** Deterministic share of calls: the same call id always falls on the same side of `rate`. */
-const falls = (callId: string, rate: number) =>
-  rate > 0 && createHash('sha1').update(callId).digest().readUInt16BE(0) / 65536 < rate;
 
 export function createCallRunner(deps: RunnerDeps) {
   const { lifecycle, repo, contacts, voice, agentLlm, tts, objects, clock, config, runnerId, log } = deps;
@@ -74,125 +64,6 @@ export function createCallRunner(deps: RunnerDeps) {
   const carried = new Set<string>();
   /** Set when the process stops: it starts no more calls (queued ones wait for another instance or the restart). */
   let stopping = false;
-
-  // Simulated agent capacity (SIM_AGENT_SLOTS): the conversations this process holds at once, and the people waiting
-  // for one of them to end, first come first served.
-  let agentsBusy = 0;
-  const agentSlots = new Set<AgentSlot>();
-  const slotWaiters: SlotWaiter[] = [];
-
-  /** A slot is free: it passes to the first person waiting (still counted busy), else it is free. */
-  function passSlotOn(freed: AgentSlot) {
-    const next = slotWaiters.shift();
-    if (next) next.settle(freed);
-    else agentsBusy--;
-  }
-
-  function releaseSlot(slot: AgentSlot) {
-    if (agentSlots.delete(slot)) passSlotOn(slot);
-  }
-
-  /**
-   * How long a waiting person has heard silence: as far as any conversation has gone since they answered, each on its
-   * own time line (a conversation that took its slot later counts from then).
-   */
-  function silenceOf(waiter: SlotWaiter, freed?: AgentSlot): number {
-    let silence = 0;
-    for (const slot of new Set([...waiter.marks.keys(), ...agentSlots, ...(freed ? [freed] : [])])) {
-      const since = Math.max(waiter.marks.get(slot) ?? slot.heldSince, slot.heldSince);
-      silence = Math.max(silence, slot.timeline.now().getTime() - since);
-    }
-    return silence;
-  }
-
-  /** A conversation's time moved on: people waiting who have now heard enough silence hang up. */
-  function checkPatience() {
-    for (const waiter of [...slotWaiters]) {
-      if (silenceOf(waiter) < waiter.patienceMs) continue;
-      slotWaiters.splice(slotWaiters.indexOf(waiter), 1);
-      waiter.settle(null);
-    }
-  }
-
-  /** The call's own time line (see Clock.timeline), telling the people waiting for a slot when it moves on. */
-  function callTimeline(): Clock {
-    const own = timelineOf(clock);
-    return {
-      now: () => own.now(),
-      async sleep(ms, signal) {
-        await own.sleep(ms, signal);
-        checkPatience();
-      },
-    };
-  }
-
-  /**
-   * Waits for a slot handed over (null: the person hung up first), with the silence heard until then; rejects when the
-   * call is ended first.
-   */
-  function slotFreed(patienceMs: number, signal: AbortSignal): Promise<{ freed: AgentSlot | null; silenceMs: number }> {
-    const marks = new Map([...agentSlots].map((slot) => [slot, slot.timeline.now().getTime()]));
-    return new Promise((resolve, reject) => {
-      const waiter: SlotWaiter = {
-        marks,
-        patienceMs,
-        settle(freed) {
-          signal.removeEventListener('abort', onAbort);
-          resolve({ freed, silenceMs: freed ? silenceOf(waiter, freed) : patienceMs });
-        },
-      };
-      const onAbort = () => {
-        slotWaiters.splice(slotWaiters.indexOf(waiter), 1);
-        reject(signal.reason);
-      };
-      slotWaiters.push(waiter);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  /**
-   * Waits until the agent pipeline can take the answered call: a late start (SIM_AGENT_LATE_START_RATE) or no free
-   * agent slot (SIM_AGENT_SLOTS). Answers how long the person waited, on the call's own time line, whether they gave up
-   * first, and the slot the conversation holds. With every slot taken the person waits for a conversation to end, for
-   * as long as the conversations went on after they answered, each on its own time line: on a virtual clock the wait
-   * does not depend on how fast the process runs.
-   */
-  async function agentReady(
-    callId: string,
-    timeline: Clock,
-    signal: AbortSignal,
-  ): Promise<{ waitedMs: number; gaveUp: boolean; slot?: AgentSlot }> {
-    let waitedMs = 0;
-    if (falls(callId, config.simLateStartRate)) {
-      await timeline.sleep(config.simLateStartMs, signal);
-      waitedMs += config.simLateStartMs;
-    }
-    if (config.simAgentSlots > 0 && agentsBusy >= config.simAgentSlots) {
-      const patienceMs = Math.max(0, SILENCE_HANGUP_MS - waitedMs);
-      const began = timeline.now().getTime();
-      const { freed, silenceMs } = await slotFreed(patienceMs, signal);
-      // The silence goes on this call's own time line too: what has not passed on it already (it has on a real clock).
-      const rest = Math.max(0, Math.min(silenceMs, patienceMs) - (timeline.now().getTime() - began));
-      if (!freed || silenceMs >= patienceMs) {
-        // They hung up before a slot came free: the slot goes on to the next person waiting.
-        if (freed) passSlotOn(freed);
-        await timeline.sleep(rest, signal);
-        return { waitedMs: waitedMs + patienceMs, gaveUp: true };
-      }
-      try {
-        await timeline.sleep(rest, signal);
-      } catch (error) {
-        passSlotOn(freed);
-        throw error;
-      }
-      waitedMs += silenceMs;
-    } else {
-      agentsBusy++;
-    }
-    const slot = { timeline, heldSince: timeline.now().getTime() };
-    agentSlots.add(slot);
-    return { waitedMs, gaveUp: false, slot };
-  }
 
   async function farEndParty(accountId: string, call: CallRecord): Promise<FarEndParty> {
     const phone = (call.direction === 'outbound' ? call.to_number : call.from_number) ?? '';
@@ -222,97 +93,71 @@ export function createCallRunner(deps: RunnerDeps) {
     }
   }
 
-  async function conduct(
+  /** Dials the call (or answers it): the connected line, or the report of a call nobody answered. */
+  async function connect(
     accountId: string,
     call: CallRecord,
-    agent: Parameters<typeof converse>[0]['agent'],
-    control: LiveCall,
-    usage: { current: CallUsage },
-  ): Promise<CallReport> {
+    signal: AbortSignal,
+  ): Promise<{ line: FarEndLine } | { report: CallReport }> {
     const party = await farEndParty(accountId, call);
-    const { signal } = control.abort;
-    let line: FarEndLine;
-    if (call.direction === 'outbound') {
-      let dial;
-      try {
-        dial = await voice.placeCall(
-          { callId: call.id, from: call.from_number ?? '', to: call.to_number ?? '', farEnd: party, signal },
-          { ringing: () => lifecycle.markRinging(accountId, call.id) },
-        );
-      } catch (error) {
-        if (signal.aborted) return { status: 'failed', endReason: String(signal.reason), endedAt: clock.now() };
-        throw error;
-      }
-      if (dial.status !== 'answered') {
-        const endReason = dial.status === 'failed' ? `failed: ${dial.reason}` : dial.status;
-        return { status: dial.status, endReason, endedAt: clock.now(), providerCallId: dial.providerCallId };
-      }
-      line = dial.line;
-    } else {
-      line = await voice.answerCall({
+    if (call.direction === 'inbound') {
+      const line = await voice.answerCall({
         callId: call.id,
         to: call.to_number ?? '',
         from: call.from_number ?? '',
         farEnd: party,
         signal,
       });
+      return { line };
     }
-    control.line = line;
-    // From the answer on, the call's waits and turn offsets are measured on its own time line: on a virtual clock the
-    // shared time also moves with every other call's sleeps, which would make a call that overlaps others look late.
-    const timeline = callTimeline();
-    const answeredAt = timeline.now();
+    try {
+      const dial = await voice.placeCall(
+        { callId: call.id, from: call.from_number ?? '', to: call.to_number ?? '', farEnd: party, signal },
+        { ringing: () => lifecycle.markRinging(accountId, call.id) },
+      );
+      return dial.status === 'answered' ? { line: dial.line } : { report: unansweredReport(dial, clock.now()) };
+    } catch (error) {
+      if (signal.aborted)
+        return { report: { status: 'failed', endReason: String(signal.reason), endedAt: clock.now() } };
+      throw error;
+    }
+  }
+
+  /** The conversation of a connected call, its turns stored as they are spoken; the line is hung up at its end. */
+  async function talk(accountId: string, call: CallRecord, agent: CallAgent, line: FarEndLine, control: LiveCall) {
+    const answeredAt = line.clock.now();
     await lifecycle.markConnected(accountId, call.id, {
       answeredAt,
       providerCallId: line.providerCallId,
       answeredBy: line.answeredBy,
     });
-    const ready = await agentReady(call.id, timeline, signal);
-    if (ready.gaveUp) {
-      return {
-        status: 'completed',
-        endReason: 'caller_hangup',
-        answeredAt,
-        durationMs: ready.waitedMs,
-        endedAt: new Date(answeredAt.getTime() + ready.waitedMs),
-        agentLatencyMs: ready.waitedMs,
-        providerCallId: line.providerCallId,
-      };
-    }
-    // Latency: from the end of the person's greeting (or the answer) until the agent's first words. Turn offsets count
-    // from the answer, so an agent that speaks first has the wait in its offset already; a greeting heard after the
-    // wait (the simulation's order) was really said while the person waited, so the wait is added to it.
-    let greetingEndMs: number | null = null;
-    let agentLatencyMs: number | null = null;
-    let seq = 0;
+    const ready = await line.agentReady(control.abort.signal);
+    if (ready.gaveUp) return gaveUpReport(answeredAt, ready.waitedMs, line.providerCallId);
+    const turns: TurnInput[] = [];
     let result: ConversationResult;
     try {
       result = await converse({
         agent,
         line,
-        clock: timeline,
+        clock: line.clock,
         llm: agentLlm({ accountId, agent, callId: call.id }),
         tts,
         answeredAt,
         maxDurationMs: config.maxDurationSeconds * 1000,
-        signal: AbortSignal.any([signal, line.dropped]),
+        signal: AbortSignal.any([control.abort.signal, line.dropped]),
         onTurn: (turn, used) => {
-          usage.current = used;
-          if (agentLatencyMs === null && turn.speaker === 'caller') greetingEndMs = turn.endMs ?? greetingEndMs;
-          if (agentLatencyMs === null && turn.speaker === 'agent')
-            agentLatencyMs =
-              greetingEndMs === null
-                ? (turn.startMs ?? 0)
-                : ready.waitedMs + Math.max(0, (turn.startMs ?? 0) - greetingEndMs);
-          return lifecycle.recordTurn(accountId, call.id, seq++, turn, used);
+          control.usage = used;
+          turns.push(turn);
+          return lifecycle.recordTurn(accountId, call.id, turns.length - 1, turn, used);
         },
       });
     } finally {
-      if (ready.slot) releaseSlot(ready.slot);
+      // The agent's side is free for the next call as soon as the conversation ends.
+      line.hangup();
     }
     const recordingStorageKey = await storeRecording(accountId, call.id, result);
     return {
-      agentLatencyMs: line.answeredBy === 'human' ? (agentLatencyMs ?? result.durationMs) : null,
+      agentLatencyMs: line.answeredBy === 'human' ? (agentLatency(turns, ready.waitedMs) ?? result.durationMs) : null,
       status: 'completed',
       endReason: result.endReason,
       disposition: result.disposition,
@@ -322,14 +167,27 @@ export function createCallRunner(deps: RunnerDeps) {
       usage: result.usage,
       recordingStorageKey,
       providerCallId: line.providerCallId,
-    };
+    } satisfies CallReport;
   }
 
-  /** A campaign's call does at an answering machine what its campaign says (leaving the agent's message, or not). */
-  async function withCampaignVoicemail(accountId: string, call: CallRecord, agent: CallAgent): Promise<CallAgent> {
-    if (!call.campaign_id || !deps.campaignVoicemail) return agent;
-    const action = await deps.campaignVoicemail({ accountId, campaignId: call.campaign_id });
-    return action ? { ...agent, voicemail: { ...agent.voicemail, action } } : agent;
+  async function conduct(accountId: string, call: CallRecord, agent: CallAgent, control: LiveCall) {
+    const connected = await connect(accountId, call, control.abort.signal);
+    if ('report' in connected) return connected.report;
+    control.line = connected.line;
+    return talk(accountId, call, agent, connected.line, control);
+  }
+
+  /** Keeps the call's heartbeat, with its usage so far, until the returned stop is called. */
+  function keepHeartbeat(accountId: string, callId: string, control: LiveCall) {
+    const beat = setInterval(
+      () =>
+        void repo
+          .heartbeat(accountId, callId, runnerId, control.usage)
+          .catch((error: unknown) => log.warn({ err: error, callId }, 'heartbeat failed')),
+      Math.max(250, (config.heartbeatStaleSeconds * 1000) / 3),
+    );
+    beat.unref();
+    return () => clearInterval(beat);
   }
 
   /** Claims the call (see lifecycle.claim) and runs it to its end; started false when it cannot start now. */
@@ -340,40 +198,23 @@ export function createCallRunner(deps: RunnerDeps) {
     const control: LiveCall = {
       abort: new AbortController(),
       line: null,
+      usage: {},
       done: new Promise((resolve) => (ended = resolve)),
     };
     live.set(callId, control);
     // Claimed while the process began to stop: it ends at once, like the calls already running.
     if (stopping) control.abort.abort('server_shutdown');
-    const usage = { current: {} as CallUsage };
-    const beat = setInterval(
-      () =>
-        void repo
-          .heartbeat(accountId, callId, runnerId, usage.current)
-          .catch((error: unknown) => log.warn({ err: error, callId }, 'heartbeat failed')),
-      Math.max(250, (config.heartbeatStaleSeconds * 1000) / 3),
-    );
-    beat.unref();
+    const stopHeartbeat = keepHeartbeat(accountId, callId, control);
+    const agent = withVoicemailAction(claimed.agent, claimed.call.voicemail_action);
     let report: CallReport;
     try {
-      report = await conduct(
-        accountId,
-        claimed.call,
-        await withCampaignVoicemail(accountId, claimed.call, claimed.agent),
-        control,
-        usage,
-      );
+      report = await conduct(accountId, claimed.call, agent, control);
     } catch (error) {
       log.error({ err: error, callId }, 'call failed');
-      const reason = `error: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500);
-      // Whatever was said so far stays; the call ends now, with its costs to this moment.
-      report = control.line
-        ? { status: 'completed', endReason: reason, endedAt: clock.now(), durationMs: null }
-        : { status: 'failed', endReason: reason, endedAt: clock.now() };
       const row = await repo.findRow(accountId, callId);
-      if (row?.answered_at) report.durationMs = clock.now().getTime() - row.answered_at.getTime();
+      report = errorReport(error, clock.now(), row?.answered_at ?? null, control.line !== null);
     } finally {
-      clearInterval(beat);
+      stopHeartbeat();
       live.delete(callId);
       control.line?.hangup();
     }

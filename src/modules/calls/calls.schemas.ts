@@ -4,23 +4,14 @@ import {
   CALL_DIRECTIONS,
   CALL_EVENT_TYPES,
   CALL_STATUSES,
+  CALL_STATUS_FILTERS,
   COST_ITEM_KINDS,
+  FINAL_CALL_STATUSES,
   TRANSCRIPT_SPEAKERS,
 } from './calls.tables.js';
 
 const StringEnum = <const T extends string[]>(values: readonly [...T], description?: string) =>
   Type.Enum(values, { type: 'string', ...(description ? { description } : {}) });
-
-/** SPEC §3: the call statuses a list can be filtered by (`queued` is a status, but not a filter value). */
-export const CALL_STATUS_FILTERS = [
-  'completed',
-  'failed',
-  'busy',
-  'no_answer',
-  'connected',
-  'dialing',
-  'ringing',
-] as const;
 
 const Quantity = Type.String({
   pattern: '^\\d+(\\.\\d+)?$',
@@ -51,7 +42,7 @@ export const ListCallsQuery = Type.Object(
 );
 export type ListCallsQuery = Static<typeof ListCallsQuery>;
 
-/** SPEC §2 Call item: exactly these fields. */
+/** A call in a list: exactly these fields (the detail adds its own). */
 export const CallItem = Type.Object(
   {
     id: Uuid,
@@ -230,7 +221,7 @@ export const PostCallBody = Type.Object(
       description: 'The call id Parley gave the provider when it placed the call.',
     }),
     providerCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    status: StringEnum(['completed', 'failed', 'busy', 'no_answer'] as const),
+    status: StringEnum(FINAL_CALL_STATUSES),
     answeredAt: Type.Optional(Nullable(DateTime)),
     endedAt: Type.Optional(DateTime),
     durationSeconds: Type.Optional(

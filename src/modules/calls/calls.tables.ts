@@ -1,6 +1,10 @@
 import type { ColumnType, JSONColumnType } from 'kysely';
+import type { VoicemailAction } from '../agents/agents.tables.js';
 
-/** Every status the call engine moves a call through (DESIGN §4); SPEC §3 lists all but `queued` as filter values. */
+/**
+ * Every status the call engine moves a call through: queued, then live (dialing, ringing, connected), then final. Lists
+ * filter by every status but `queued`.
+ */
 export const CALL_STATUSES = [
   'queued',
   'dialing',
@@ -27,9 +31,27 @@ export const LIVE_CALL_STATUSES = ['dialing', 'ringing', 'connected'] as const;
 /** Statuses a call ends in. */
 export const FINAL_CALL_STATUSES = ['completed', 'failed', 'busy', 'no_answer'] as const;
 export type FinalCallStatus = (typeof FINAL_CALL_STATUSES)[number];
+export type LiveCallStatus = (typeof LIVE_CALL_STATUSES)[number];
+/** The statuses a list of calls filters by, in the order the API documents them: all but `queued`. */
+export const CALL_STATUS_FILTERS = [
+  'completed',
+  'failed',
+  'busy',
+  'no_answer',
+  'connected',
+  'dialing',
+  'ringing',
+] as const satisfies ReadonlyArray<FinalCallStatus | LiveCallStatus>;
+
+/** The call is under way: dialing, ringing or connected. */
+export const isLive = (status: string): status is LiveCallStatus =>
+  (LIVE_CALL_STATUSES as readonly string[]).includes(status);
+/** The call has ended; nothing changes it any more but a user's disposition. */
+export const isFinal = (status: string): status is FinalCallStatus =>
+  (FINAL_CALL_STATUSES as readonly string[]).includes(status);
 
 /**
- * The events of a call's timeline (SPEC §6 names queued, connected, completed and failed): every status change,
+ * The events of a call's timeline: every status change,
  * every transcript turn, the disposition and a do-not-call addition; campaign events have no call.
  */
 export const CALL_EVENT_TYPES = [
@@ -83,6 +105,8 @@ export interface CallsTable {
   usage: ColumnType<CallUsage, string | undefined, string>;
   /** Milliseconds from the answer until the agent began to speak; null when nobody answered. */
   agent_latency_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A campaign's call: what it does at an answering machine, as its campaign said; null: the agent's setting. */
+  voicemail_action: ColumnType<VoicemailAction | null, VoicemailAction | null | undefined, never>;
 }
 
 /** What a call used so far, priced when it ends. */

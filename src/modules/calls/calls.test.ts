@@ -124,7 +124,7 @@ const ITEM_KEYS = [
   'totalCostUsd',
 ];
 
-test('the list is newest first, only the account’s calls, with exactly the SPEC item fields', async () => {
+test('the list is newest first, only the account’s calls, with exactly the documented item fields', async () => {
   const response = await get('/api/v1/calls?limit=100');
   assert.equal(response.statusCode, 200);
   const body = response.json();
@@ -503,7 +503,7 @@ test('a call keeps its agent’s name after the agent is deleted', async () => {
   await t.infra.database.db.deleteFrom('calls').where('id', '=', call.id).execute();
 });
 
-test('every calls route needs authentication; the transcript takes a signed URL instead', async () => {
+test('every calls route needs authentication (401); the transcript takes a signed URL instead, a forged one is 403', async () => {
   const id = seeded[0]!.id;
   for (const url of [
     '/api/v1/calls',
@@ -516,9 +516,19 @@ test('every calls route needs authentication; the transcript takes a signed URL 
     assert.equal(response.statusCode, 401, url);
     assert.equal(errorBody(response).error, 'unauthorized');
   }
+  // Neither credentials nor a signature: authentication is what is missing.
   const transcript = await t.app.inject({ method: 'GET', url: `/api/v1/calls/${id}/transcript.json` });
-  assert.equal(transcript.statusCode, 403);
-  assert.match(errorBody(transcript).message, /signature/);
+  assert.equal(transcript.statusCode, 401);
+  assert.equal(errorBody(transcript).error, 'unauthorized');
+  assert.match(errorBody(transcript).message, /signed URL/);
+  // A signature that does not hold is refused as such, with or without credentials.
+  for (const query of ['?expires=9999999999&signature=00', '?signature=00', '?expires=9999999999']) {
+    for (const headers of [{}, alice.headers]) {
+      const forged = await t.app.inject({ method: 'GET', url: `/api/v1/calls/${id}/transcript.json${query}`, headers });
+      assert.equal(forged.statusCode, 403, query);
+      assert.equal(errorBody(forged).error, 'forbidden');
+    }
+  }
 });
 
 test("another account's calls never show in its lists", async () => {
@@ -565,5 +575,13 @@ test('the OpenAPI document describes the calls routes and their filters', async 
     'status',
   ]);
   const status = doc.paths['/v1/calls'].get.parameters.find((p: { name: string }) => p.name === 'status');
-  assert.deepEqual(status.schema.enum, ['completed', 'failed', 'busy', 'no_answer', 'connected', 'dialing', 'ringing']);
+  assert.deepEqual([...status.schema.enum].sort(), [
+    'busy',
+    'completed',
+    'connected',
+    'dialing',
+    'failed',
+    'no_answer',
+    'ringing',
+  ]);
 });

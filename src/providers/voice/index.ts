@@ -1,85 +1,8 @@
 /**
- * Voice provider: the telephone network a call goes through. It dials (or answers an inbound call), reports
- * progress, and carries the conversation both ways: the far end hears what the agent says and answers. The built-in
- * `sim` provider simulates the network and the person (or answering machine) at the other end.
+ * Voice provider: the port (voice-port.ts) and its built-in adapter, `sim`, which simulates the network, the person
+ * (or answering machine) at the other end, and the agent capacity of a worker.
  */
-import type { SynthesizedSpeech } from '../tts/speech.js';
-
-/** The person the call is with, as far as the account knows: the contact (or the caller of an inbound call). */
-export interface FarEndParty {
-  phone: string;
-  firstName: string | null;
-  lastName: string | null;
-  /** The contact's extra columns; the sim reads `persona` from them. */
-  attributes: Record<string, string>;
-}
-
-export interface PlaceCallRequest {
-  callId: string;
-  from: string;
-  to: string;
-  farEnd: FarEndParty;
-  /** Aborting it hangs up at once (while dialing, ringing or connected). */
-  signal: AbortSignal;
-}
-
-export interface AnswerCallRequest {
-  callId: string;
-  /** Our number, which was called. */
-  to: string;
-  /** The caller's number. */
-  from: string;
-  farEnd: FarEndParty;
-  signal: AbortSignal;
-}
-
-export interface CallProgress {
-  /** The far end's phone is ringing. */
-  ringing(): Promise<void>;
-}
-
-/** Something said on the line: the words, and their audio when the provider has it. */
-export interface Utterance {
-  text: string;
-  /** Mono 16-bit speech; null when no audio is available (the duration is then an estimate). */
-  audio: SynthesizedSpeech | null;
-  durationMs: number;
-}
-
-/** A connected call's far end, as the agent hears it. */
-export interface FarEndLine {
-  readonly providerCallId: string;
-  /** Who picked up: a person, or an answering machine (whose greeting ends with a beep). */
-  readonly answeredBy: 'human' | 'machine';
-  /** What the far end says on picking up before the agent speaks (a "Hello?", a voicemail greeting), or null. */
-  opening(): Promise<Utterance | null>;
-  /** The far end hears the agent's words and answers: its next utterance, or null when it hung up. */
-  respond(agentText: string): Promise<Utterance | null>;
-  /** Text an operator injected since the last call, for the agent to say next (see VoiceProvider.inject). */
-  takeInjected(): string[];
-  /** Aborted when the line drops from outside the agent: `reason` is 'caller_hangup' or 'operator_hangup'. */
-  readonly dropped: AbortSignal;
-  /** The agent's side hangs up; the line is released. */
-  hangup(): void;
-}
-
-export type DialResult =
-  | { status: 'answered'; line: FarEndLine }
-  | { status: 'busy' | 'no_answer' | 'failed'; providerCallId: string; reason: string };
-
-export interface VoiceProvider {
-  readonly name: string;
-  /** Dials `to` from `from`; resolves when the far end answers, or with why it did not. */
-  placeCall(request: PlaceCallRequest, progress: CallProgress): Promise<DialResult>;
-  /** Picks up an inbound call that is ringing. */
-  answerCall(request: AnswerCallRequest): Promise<FarEndLine>;
-  /** Drops a connected line (an operator hanging up); false when this process carries no such call. */
-  hangup(providerCallId: string): boolean;
-  /** Queues `text` for the agent to say next on a connected line; false when this process carries no such call. */
-  inject(providerCallId: string, text: string): boolean;
-  close(): Promise<void>;
-}
-
+export type * from './voice-port.js';
 export {
   createSimVoiceProvider,
   simOutcomeFor,
@@ -87,4 +10,6 @@ export {
   SIM_PERSONAS,
   type SimOutcome,
   type SimPersona,
+  type SimVoiceOptions,
 } from './sim-voice.js';
+export type { SimAgentCapacityOptions } from './sim-agent-capacity.js';

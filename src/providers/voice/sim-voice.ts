@@ -2,13 +2,16 @@
  * `sim`: the built-in simulated telephone network. The dialled number decides what happens (its last digit: see
  * SIM_OUTCOMES), a person's persona comes from the contact (its `persona` column, else the number's second-to-last
  * digit), and every wait (dialing, ringing, a greeting) passes on the injected clock. Speech is synthesized with the
- * configured TTS when it is available; otherwise its length is estimated from the words.
+ * configured TTS when it is available; otherwise its length is estimated from the words. The agent's side of an
+ * answered call is ready as the simulated agent capacity allows (sim-agent-capacity.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import { ProviderError } from '../provider-error.js';
 import type { SynthesizedSpeech, TtsProvider } from '../tts/speech.js';
+import { createSimAgentCapacity, type SimAgentCapacityOptions } from './sim-agent-capacity.js';
 import type {
+  AgentReadiness,
   AnswerCallRequest,
   CallProgress,
   DialResult,
@@ -17,7 +20,7 @@ import type {
   PlaceCallRequest,
   Utterance,
   VoiceProvider,
-} from './index.js';
+} from './voice-port.js';
 import { PersonaConversation, SIM_PERSONAS, voicemailGreeting, type SimPersona } from './sim-personas.js';
 
 export { SIM_PERSONAS, type SimPersona } from './sim-personas.js';
@@ -93,10 +96,13 @@ export interface SimVoiceOptions {
   clock: Clock;
   /** Gives the far end a voice; `none` (or a missing engine) leaves calls without audio. */
   tts: TtsProvider;
+  /** The agent capacity of this worker; by default unlimited, and never late. */
+  agents?: SimAgentCapacityOptions;
 }
 
 export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider {
   const { clock, tts } = options;
+  const agents = createSimAgentCapacity(clock, options.agents ?? { slots: 0, lateStartRate: 0, lateStartMs: 0 });
   const lines = new Map<string, SimLine>();
   let calleeVoice: Promise<string> | undefined;
 
@@ -128,9 +134,12 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
     readonly providerCallId = `sim-${randomUUID()}`;
     private readonly drop = new AbortController();
     readonly dropped = this.drop.signal;
+    readonly clock = agents.timeline();
     private injected: string[] = [];
+    private releaseAgent = () => {};
 
     constructor(
+      private readonly callId: string,
       readonly answeredBy: 'human' | 'machine',
       private readonly party: FarEndParty,
       private readonly direction: 'outbound' | 'inbound',
@@ -138,6 +147,12 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
       private readonly hangsUpEarly: boolean,
     ) {
       lines.set(this.providerCallId, this);
+    }
+
+    async agentReady(signal: AbortSignal): Promise<AgentReadiness> {
+      const { waitedMs, gaveUp, release } = await agents.ready(this.callId, this.clock, signal);
+      this.releaseAgent = release;
+      return { waitedMs, gaveUp };
     }
 
     async opening(): Promise<Utterance | null> {
@@ -171,6 +186,8 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
 
     hangup() {
       lines.delete(this.providerCallId);
+      this.releaseAgent();
+      this.releaseAgent = () => {};
     }
   }
 
@@ -201,6 +218,7 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
       );
       const conversation = new PersonaConversation(simPersonaFor(request.farEnd), request.farEnd.firstName);
       const line = new SimLine(
+        request.callId,
         machine ? 'machine' : 'human',
         request.farEnd,
         'outbound',
@@ -213,7 +231,7 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
     async answerCall(request: AnswerCallRequest): Promise<FarEndLine> {
       request.signal.throwIfAborted();
       const conversation = new PersonaConversation(simPersonaFor(request.farEnd), request.farEnd.firstName);
-      return new SimLine('human', request.farEnd, 'inbound', conversation, false);
+      return new SimLine(request.callId, 'human', request.farEnd, 'inbound', conversation, false);
     },
 
     hangup(providerCallId) {
