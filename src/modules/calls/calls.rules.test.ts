@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../lib/errors.js';
+import { signatureHeader } from '../../lib/signatures.js';
+import { verifyProviderSignature } from './calls.provider.js';
 import {
   agentLatency,
   errorReport,
@@ -230,4 +232,33 @@ test('postCallReport: defaults from the status, usage in the engine units, and t
     postCallReport({ status: 'failed', endedAt: '2026-03-02T14:00:00Z' }, { started_at: null }, now).status,
     'failed',
   );
+});
+
+test('verifyProviderSignature: a callback needs a signature of its exact body, by the secret, within 5 minutes', () => {
+  const secret = 'provider-secret-for-tests';
+  const body = '{"callId":"c","status":"completed"}';
+  const now = 1_772_463_600;
+  const refusals: Array<[string, string | null, string | undefined, string, RegExp]> = [
+    ['callbacks turned off', null, signatureHeader(secret, body, now), body, /VOICE_PROVIDER_SECRET/],
+    ['no header', secret, undefined, body, /Send X-Service-Signature/],
+    ['an empty header', secret, '', body, /Send X-Service-Signature/],
+    ['no timestamp', secret, 'v1=abc', body, /must read/],
+    ['another secret', secret, signatureHeader('another-secret-of-length', body, now), body, /does not match/],
+    ['another body', secret, signatureHeader(secret, body, now), `${body} `, /does not match/],
+    ['over 5 minutes old', secret, signatureHeader(secret, body, now - 301), body, /5 minutes/],
+    ['over 5 minutes ahead', secret, signatureHeader(secret, body, now + 301), body, /5 minutes/],
+  ];
+  for (const [name, key, header, raw, message] of refusals) {
+    assert.throws(
+      () => verifyProviderSignature(key, header, raw, now),
+      (error: unknown) => error instanceof AppError && error.code === 'unauthorized' && message.test(error.message),
+      name,
+    );
+  }
+  for (const at of [now, now - 300, now + 300]) {
+    assert.doesNotThrow(
+      () => verifyProviderSignature(secret, signatureHeader(secret, body, at), body, now),
+      String(at),
+    );
+  }
 });
