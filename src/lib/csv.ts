@@ -90,6 +90,18 @@ const SPACE = 32;
 const TAB = 9;
 const FORM_FEED = 12;
 const INCOMPLETE = -1;
+const NEXT_FIELD = -2;
+const RECORD_ENDS = -3;
+
+/** The position of the first character at or after p that is not a space, tab or form feed. */
+function skipBlanks(s: string, p: number): number {
+  while (p < s.length) {
+    const c = s.charCodeAt(p);
+    if (c === SPACE || c === TAB || c === FORM_FEED) p++;
+    else break;
+  }
+  return p;
+}
 
 /** Lines a quoted field spans beyond its first: \n, \r\n and a lone \r each end one. */
 function lineBreaks(text: string): number {
@@ -113,6 +125,9 @@ class CsvParser {
   /** Line on which the next record starts. */
   private line = 1;
   private pendingInQuote = false;
+  /** The record being read: where its next character is, and how many line breaks its quoted fields held so far. */
+  private cursor = 0;
+  private extraLines = 0;
 
   constructor(
     private readonly delimiter: number,
@@ -165,134 +180,155 @@ class CsvParser {
 
   /** Parses the record starting at pos; returns the position after it, or INCOMPLETE when the text runs out first. */
   private record(s: string, pos: number, final: boolean, batch: CsvBatch, checkNul: boolean): number {
-    const n = s.length;
-    const delimiter = this.delimiter;
     const cells: string[] = [];
-    let extraLines = 0;
+    this.extraLines = 0;
+    this.cursor = pos;
     let hasNul = false;
     let quoted = false;
-    let p = pos;
     for (;;) {
-      let value: string;
-      let q = p;
-      while (q < n) {
-        const c = s.charCodeAt(q);
-        if (c === SPACE || c === TAB || c === FORM_FEED) q++;
-        else break;
-      }
-      if (q < n && s.charCodeAt(q) === QUOTE) {
-        quoted = true;
-        let start = q + 1;
-        let r = start;
-        value = '';
-        for (;;) {
-          const close = s.indexOf('"', r);
-          if (close === -1 || (close + 1 === n && !final)) {
-            if (!final) {
-              this.pendingInQuote = close === -1;
-              return INCOMPLETE;
-            }
-            throw this.syntaxError(
-              'quote_not_closed',
-              'a quoted field is never closed',
-              extraLines + lineBreaks(s.slice(start)),
-            );
-          }
-          if (s.charCodeAt(close + 1) === QUOTE) {
-            value += s.slice(start, close + 1);
-            r = start = close + 2;
-            continue;
-          }
-          value += s.slice(start, close);
-          p = close + 1;
-          break;
-        }
-        if (value.indexOf('\n') !== -1 || value.indexOf('\r') !== -1) extraLines += lineBreaks(value);
-        while (p < n) {
-          const c = s.charCodeAt(p);
-          if (c === SPACE || c === TAB || c === FORM_FEED) p++;
-          else break;
-        }
-        if (p < n) {
-          const c = s.charCodeAt(p);
-          if (c !== delimiter && c !== LF && c !== CR) {
-            throw this.syntaxError(
-              'invalid_closing_quote',
-              `a closing quote is followed by "${s[p]}" instead of a delimiter or the end of the line`,
-              extraLines,
-            );
-          }
-        } else if (!final) {
-          this.pendingInQuote = false;
-          return INCOMPLETE;
-        }
-      } else {
-        let r = q;
-        while (r < n) {
-          const c = s.charCodeAt(r);
-          if (c === delimiter || c === LF || c === CR) break;
-          if (c === QUOTE)
-            throw this.syntaxError(
-              'invalid_opening_quote',
-              'a quote inside a field that does not start with one',
-              extraLines,
-            );
-          r++;
-        }
-        if (r === n && !final) {
-          this.pendingInQuote = false;
-          return INCOMPLETE;
-        }
-        value = s.slice(q, r).trim();
-        p = r;
-      }
-      if (value.length > this.maxFieldChars) {
-        throw new CsvSyntaxError(
-          `Line ${this.line + extraLines} has a field longer than the limit of ${this.maxFieldChars} characters`,
-          this.line,
-          'field_too_large',
-          null,
-          this.maxFieldChars,
-        );
-      }
+      const start = skipBlanks(s, this.cursor);
+      const opensQuote = start < s.length && s.charCodeAt(start) === QUOTE;
+      quoted ||= opensQuote;
+      const value = opensQuote ? this.quotedField(s, start, final) : this.plainField(s, start, final);
+      if (value === null) return INCOMPLETE;
       if (checkNul && value.indexOf('\0') !== -1) hasNul = true;
       cells.push(value);
-      if (cells.length > this.maxColumns) {
-        throw new CsvSyntaxError(
-          `The record starting on line ${this.line} has more than the limit of ${this.maxColumns} fields`,
-          this.line,
-          'too_many_columns',
-          null,
-          this.maxColumns,
-        );
-      }
-      if (p - pos > this.maxRecordChars) throw this.recordTooLarge(false);
-      if (p === n) {
+      this.checkLimits(value, cells.length, this.cursor - pos);
+      if (this.cursor === s.length) {
         // The last record, without a line break (only reached when final); nothing but spaces is no record.
-        if (cells.length === 1 && cells[0] === '' && !quoted) return n;
+        if (cells.length === 1 && cells[0] === '' && !quoted) return s.length;
         break;
       }
-      const c = s.charCodeAt(p);
-      if (c === delimiter) {
-        p++;
-        continue;
-      }
-      if (c === CR) {
-        if (p + 1 === n && !final) {
-          this.pendingInQuote = false;
-          return INCOMPLETE;
-        }
-        p += s.charCodeAt(p + 1) === LF ? 2 : 1;
-      } else {
-        p++; // LF
-      }
-      break;
+      const next = this.afterField(s, final);
+      if (next === INCOMPLETE) return INCOMPLETE;
+      if (next === RECORD_ENDS) break;
     }
     if (hasNul) batch.nulRecords.push(batch.records.length);
     batch.records.push(cells);
     batch.lines.push(this.line);
-    this.line += extraLines + 1;
-    return p;
+    this.line += this.extraLines + 1;
+    return this.cursor;
+  }
+
+  /**
+   * The quoted field whose quote is at q, "" read as one quote; moves the cursor past its closing quote and the
+   * blanks after it. Null when the text runs out before the field is known to be complete.
+   */
+  private quotedField(s: string, q: number, final: boolean): string | null {
+    const n = s.length;
+    let start = q + 1;
+    let value = '';
+    for (;;) {
+      const close = s.indexOf('"', start);
+      if (close === -1 || (close + 1 === n && !final)) {
+        if (!final) {
+          this.pendingInQuote = close === -1;
+          return null;
+        }
+        throw this.syntaxError(
+          'quote_not_closed',
+          'a quoted field is never closed',
+          this.extraLines + lineBreaks(s.slice(start)),
+        );
+      }
+      if (s.charCodeAt(close + 1) === QUOTE) {
+        value += s.slice(start, close + 1);
+        start = close + 2;
+        continue;
+      }
+      value += s.slice(start, close);
+      this.cursor = close + 1;
+      break;
+    }
+    if (value.indexOf('\n') !== -1 || value.indexOf('\r') !== -1) this.extraLines += lineBreaks(value);
+    const p = skipBlanks(s, this.cursor);
+    this.cursor = p;
+    if (p < n) {
+      const c = s.charCodeAt(p);
+      if (c !== this.delimiter && c !== LF && c !== CR) {
+        throw this.syntaxError(
+          'invalid_closing_quote',
+          `a closing quote is followed by "${s[p]}" instead of a delimiter or the end of the line`,
+          this.extraLines,
+        );
+      }
+    } else if (!final) {
+      this.pendingInQuote = false;
+      return null;
+    }
+    return value;
+  }
+
+  /**
+   * The unquoted field starting at q, trimmed; moves the cursor to the delimiter or line break after it. Null when
+   * the text runs out before the field ends.
+   */
+  private plainField(s: string, q: number, final: boolean): string | null {
+    const n = s.length;
+    let r = q;
+    while (r < n) {
+      const c = s.charCodeAt(r);
+      if (c === this.delimiter || c === LF || c === CR) break;
+      if (c === QUOTE)
+        throw this.syntaxError(
+          'invalid_opening_quote',
+          'a quote inside a field that does not start with one',
+          this.extraLines,
+        );
+      r++;
+    }
+    if (r === n && !final) {
+      this.pendingInQuote = false;
+      return null;
+    }
+    this.cursor = r;
+    return s.slice(q, r).trim();
+  }
+
+  /** The field, column and record limits, checked as each field is read. */
+  private checkLimits(value: string, columns: number, recordChars: number) {
+    if (value.length > this.maxFieldChars) {
+      throw new CsvSyntaxError(
+        `Line ${this.line + this.extraLines} has a field longer than the limit of ${this.maxFieldChars} characters`,
+        this.line,
+        'field_too_large',
+        null,
+        this.maxFieldChars,
+      );
+    }
+    if (columns > this.maxColumns) {
+      throw new CsvSyntaxError(
+        `The record starting on line ${this.line} has more than the limit of ${this.maxColumns} fields`,
+        this.line,
+        'too_many_columns',
+        null,
+        this.maxColumns,
+      );
+    }
+    if (recordChars > this.maxRecordChars) throw this.recordTooLarge(false);
+  }
+
+  /**
+   * Past the delimiter or line break at the cursor: NEXT_FIELD after a delimiter, RECORD_ENDS after \n, \r\n or
+   * \r, INCOMPLETE when a \r ends the text and a \n may follow.
+   */
+  private afterField(s: string, final: boolean): typeof NEXT_FIELD | typeof RECORD_ENDS | typeof INCOMPLETE {
+    const p = this.cursor;
+    const c = s.charCodeAt(p);
+    if (c === this.delimiter) {
+      this.cursor = p + 1;
+      return NEXT_FIELD;
+    }
+    if (c === CR) {
+      if (p + 1 === s.length && !final) {
+        this.pendingInQuote = false;
+        return INCOMPLETE;
+      }
+      this.cursor = p + (s.charCodeAt(p + 1) === LF ? 2 : 1);
+    } else {
+      this.cursor = p + 1; // LF
+    }
+    return RECORD_ENDS;
   }
 }
 

@@ -5,7 +5,12 @@
 import { VERSIONED_FIELDS, type VersionedFields } from '../agents/agents.prompt.js';
 import type { AgentTemplate } from './agent-templates.types.js';
 import { appointmentSetting, leadQualification, realEstateFollowUp, surveys } from './agent-templates.sales.js';
-import { appointmentReminders, compliantCollections, dentalReception, inboundSupport } from './agent-templates.customer-care.js';
+import {
+  appointmentReminders,
+  compliantCollections,
+  dentalReception,
+  inboundSupport,
+} from './agent-templates.customer-care.js';
 
 export const AGENT_TEMPLATES: readonly AgentTemplate[] = [
   appointmentSetting,

@@ -21,6 +21,12 @@ const write = allow.account('agents.write');
 const tags = ['agents'];
 
 export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTemplates: AgentTemplatesService }) {
+  templateRoutes(app, agentTemplates);
+  wizardRoutes(app, agentTemplates);
+}
+
+/** The templates, and agents made from one. */
+function templateRoutes(app: App, agentTemplates: AgentTemplatesService) {
   app.get(
     '/agent-templates',
     {
@@ -63,6 +69,10 @@ export function agentTemplatesRoutes(app: App, { agentTemplates }: { agentTempla
     async (req) =>
       agentTemplates.createFromTemplate(req.auth, req.body.templateId, req.body.overrides, req.body.variables),
   );
+}
+
+/** The wizard: its question sets, agents made from the answers, and whole agents generated from a description. */
+function wizardRoutes(app: App, agentTemplates: AgentTemplatesService) {
   app.get(
     '/wizard/templates',
     {

@@ -1,11 +1,13 @@
 /**
- * Agent templates, the wizard and the offline generator, through HTTP: every template is complete and passes the
- * safety check, agents are made from templates and wizard answers, and bad answers are one 400 naming each field.
+ * Agent templates, the wizard and the offline generator, through HTTP: templates are listed and read, agents are made
+ * from templates and wizard answers, a draft is generated without saving, and bad answers are one 400 naming each
+ * field. The templates' content and the rules that fill and check them are tested in agent-templates.rules.test.ts.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 import { VERSIONED_FIELDS } from '../agents/agents.prompt.js';
+import { TEMPLATE_IDS, findTemplate } from './agent-templates.catalog.js';
 
 let t: TestApp;
 let owner: SignedUp;
@@ -15,46 +17,30 @@ before(async () => {
 });
 after(async () => t.close());
 
-const REQUIRED_USE_CASES = [
-  'appointment-setting',
-  'lead-qualification',
-  'inbound-support',
-  'appointment-reminders',
-  'surveys',
-  'compliant-collections',
-  'real-estate-follow-up',
-  'dental-reception',
-];
-
 async function ok(response: { statusCode: number; body: string; json(): any }) {
   assert.equal(response.statusCode, 200, response.body);
   return response.json();
 }
 
-test('the templates: at least the eight use cases, each complete, each passing the safety check once created', async () => {
+test('every template is listed and readable by id; an agent created from one passes the safety check', async () => {
   const { templates } = await ok(await call(owner, 'GET', '/agent-templates'));
-  assert.ok(templates.length >= 8);
   assert.deepEqual(
-    REQUIRED_USE_CASES.filter((id) => !templates.some((tpl: { id: string }) => tpl.id === id)),
-    [],
+    templates.map((tpl: { id: string }) => tpl.id),
+    TEMPLATE_IDS,
   );
   for (const item of templates) {
     const template = await ok(await call(owner, 'GET', `/agent-templates/${item.id}`));
-    for (const part of VERSIONED_FIELDS)
-      assert.ok(template.parts[part].trim().length > 80, `${item.id} ${part} is written`);
-    const blanks = new Set([...JSON.stringify(template).matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]));
+    assert.deepEqual(template.parts, findTemplate(item.id)!.parts, `${item.id}: its parts, blanks and all`);
     assert.deepEqual(
-      [...blanks].filter((key) => !template.variables.some((v: { key: string }) => v.key === key)),
-      [],
-      `${item.id} defines every blank`,
+      template.variables.map((v: { key: string }) => v.key),
+      item.variables,
     );
-
-    const agent = await ok(await call(owner, 'POST', '/agents/from-template', { templateId: item.id }));
-    assert.ok(!JSON.stringify(agent).includes('{{'), `${item.id} has no blank left`);
-    const report = await ok(await call(owner, 'POST', '/agents/safety-check', { agentId: agent.id }));
-    assert.equal(report.result, 'pass', `${item.id}: ${JSON.stringify(report.findings)}`);
-    assert.deepEqual(report.findings, [], `${item.id} has no warnings either`);
   }
+  const agent = await ok(await call(owner, 'POST', '/agents/from-template', { templateId: 'compliant-collections' }));
+  assert.ok(!JSON.stringify(agent).includes('{{'), 'no blank left');
+  const report = await ok(await call(owner, 'POST', '/agents/safety-check', { agentId: agent.id }));
+  assert.equal(report.result, 'pass', JSON.stringify(report.findings));
+  assert.deepEqual(report.findings, []);
 });
 
 test('from-template fills blanks from variables and lays overrides over the template', async () => {
@@ -162,14 +148,18 @@ test('wizard answers that are unknown, missing or invalid are one 400 naming eac
   assert.equal(response.statusCode, 400);
   const body = errorBody(response);
   assert.equal(body.error, 'validation_failed');
-  assert.deepEqual(body.details.fields, [
-    { field: 'body/answers/favouriteColour', message: 'is not a question of the compliant-collections wizard' },
-    { field: 'body/answers/businessName', message: 'is required' },
-    { field: 'body/answers/paymentLink', message: 'is required' },
-    { field: 'body/answers/tone', message: 'must be one of: warm, professional, upbeat, calm' },
-    { field: 'body/answers/transferNumber', message: 'must be an E.164 number, e.g. +14155550123' },
-    { field: 'body/answers/leaveVoicemail', message: 'must be true or false' },
-  ]);
+  assert.deepEqual(
+    (body.details.fields as { field: string }[]).map((f) => f.field),
+    [
+      'body/answers/favouriteColour',
+      'body/answers/businessName',
+      'body/answers/paymentLink',
+      'body/answers/tone',
+      'body/answers/transferNumber',
+      'body/answers/leaveVoicemail',
+    ],
+  );
+  assert.match(body.message, /body\/answers\/tone must be one of: warm, professional, upbeat, calm/);
   const unknownVoice = await call(owner, 'POST', '/wizard/agents', {
     templateKey: 'surveys',
     answers: { businessName: 'X', experience: 'your stay', voice: 'robot-9' },
@@ -179,7 +169,7 @@ test('wizard answers that are unknown, missing or invalid are one 400 naming eac
   assert.equal((await ok(await call(owner, 'GET', '/agents'))).total, before);
 });
 
-test('generate offline: the closest template, named for the business, whole, safe, and the same every time', async () => {
+test('generate offline: a draft from the closest template, with its safety report; nothing is saved', async () => {
   const input = {
     businessDescription:
       'Harbor Family Dentistry is a dental practice in Portland with three dentists and late opening on Thursdays.',
@@ -194,32 +184,14 @@ test('generate offline: the closest template, named for the business, whole, saf
     templateId: 'dental-reception',
     fallbackReason: null,
   });
-  for (const part of [...VERSIONED_FIELDS]) assert.ok(first.definition[part].trim(), `${part} is written`);
+  for (const part of VERSIONED_FIELDS) assert.equal(typeof first.definition[part], 'string');
   assert.ok(first.definition.firstMessage.includes('Harbor Family Dentistry'));
-  assert.ok(first.definition.mission.startsWith('Answer the phone and book cleanings'));
-  assert.ok(
-    first.definition.knowledgeBase.startsWith(
-      'About Harbor Family Dentistry: Harbor Family Dentistry is a dental practice',
-    ),
-  );
-  assert.ok(first.definition.notes.includes('Speak Spanish for the whole call'));
-  assert.ok(first.definition.soul.endsWith('Speak in a calm, patient and steady tone.'));
-  assert.equal(first.safety.result, 'pass', JSON.stringify(first.safety.findings));
-  assert.deepEqual(await ok(await call(owner, 'POST', '/agents/wizard/generate', input)), first);
+  assert.deepEqual(first.safety, { result: 'pass', findings: [] });
   assert.equal(
     (await ok(await call(owner, 'GET', '/agents'))).agents.some((a: { name: string }) => a.name.includes('Harbor')),
     false,
     'nothing saved',
   );
-
-  const collections = await ok(
-    await call(owner, 'POST', '/agents/wizard/generate', {
-      businessDescription: 'We are a utility company.',
-      goal: 'Collect overdue invoices politely.',
-    }),
-  );
-  assert.equal(collections.generator.templateId, 'compliant-collections');
-  assert.ok(collections.definition.firstMessage.includes('our company'));
 
   const bad = await call(owner, 'POST', '/agents/wizard/generate', { businessDescription: 'short', tone: 'shouty' });
   assert.equal(bad.statusCode, 400);

@@ -50,8 +50,12 @@ export function authRoutes(
   app: App,
   { auth, config }: { auth: AuthService; config: { publicBaseUrl: string | null } },
 ) {
-  const { publicBaseUrl } = config;
+  signInRoutes(app, auth, config.publicBaseUrl);
+  userRoutes(app, auth);
+}
 
+/** Signing in and out: register, login, logout (the routes that set or clear the session cookie). */
+function signInRoutes(app: App, auth: AuthService, publicBaseUrl: string | null) {
   app.post(
     '/auth/register',
     {
@@ -94,7 +98,10 @@ export function authRoutes(
       return { ok: true as const };
     },
   );
+}
 
+/** The signed-in user: who they are, their accounts, their password and their sessions. */
+function userRoutes(app: App, auth: AuthService) {
   app.get(
     '/auth/me',
     {

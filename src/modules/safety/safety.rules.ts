@@ -161,7 +161,7 @@ const EARLIEST_HOUR = 8;
 const LATEST_HOUR = 21;
 
 /** Hours (0-24, fractional) named in a line as "9 pm", "7:30 a.m.". */
-function clockHours(text: string): number[] {
+export function clockHours(text: string): number[] {
   return [...text.matchAll(CLOCK_TIME)].flatMap((match) => {
     const hour = Number(match[1]);
     const minutes = Number(match[2] ?? 0);
@@ -197,134 +197,164 @@ function finding(
   };
 }
 
-/** Runs every rule. Findings come in a fixed order: by rule, then by part order, then by line. */
-export function runSafetyRules(definition: AgentDefinition): Finding[] {
-  const lines = linesOf(definition);
-  const findings: Finding[] = [];
-  const prohibits = (line: Line) => PROHIBITION.test(line.text);
+/** A line that forbids what it names ("never ask for…") is an instruction to stay safe, not a finding. */
+export const forbids = (text: string) => PROHIBITION.test(text);
 
-  const denials = lines.filter(
-    (line) =>
-      AI_HIDING.test(line.text) || (!prohibits(line) && AI_IMPERSONATION.some((pattern) => pattern.test(line.text))),
-  );
-  const discloses = lines.some((line) => AI_DISCLOSURE.test(line.text) && !denials.includes(line));
-  if (!discloses) {
-    findings.push(
-      finding(
-        'ai_disclosure_missing',
-        null,
-        'The agent is never told to say that it is an AI.',
-        'Add to the personality: "You are an AI assistant. If anyone asks whether you are a person or a machine, say plainly that you are an AI assistant."',
-      ),
-    );
-  }
-  for (const line of denials) {
-    findings.push(
+/** The line tells the agent to hide that it is an AI, or to claim to be a person (unless it forbids that). */
+export function deniesBeingAi(text: string): boolean {
+  return AI_HIDING.test(text) || (!forbids(text) && AI_IMPERSONATION.some((pattern) => pattern.test(text)));
+}
+
+/** The line tells the agent to say it is an AI (a virtual assistant, an automated caller…). */
+export const disclosesAi = (text: string) => AI_DISCLOSURE.test(text);
+
+/** The line says what to do when someone asks not to be called again. */
+export const coversOptOut = (text: string) => OPT_OUT.test(text);
+
+/** What sensitive data the line has the agent ask for ("payment card details"), or null. */
+export function sensitiveDataAskedFor(text: string): string | null {
+  if (forbids(text) || !ASKING.test(text)) return null;
+  return SENSITIVE.find((entry) => entry.pattern.test(text))?.what ?? null;
+}
+
+/** The line guarantees a medical, legal or financial outcome. */
+export const guaranteesOutcome = (text: string) =>
+  !forbids(text) && GUARANTEE.test(text) && REGULATED_OUTCOME.test(text);
+
+/** "Don't let them hang up" forbids something, yet is the pressure itself. */
+const PRESSURE_DESPITE_PROHIBITION = /\bdon['’]t (let|take)|\bdo not (let|take)|never take no/i;
+
+/** The line pressures the person: false urgency, "act now", not letting them go. */
+export const pressures = (text: string) =>
+  PRESSURE.test(text) && (!forbids(text) || PRESSURE_DESPITE_PROHIBITION.test(text));
+
+/** The line threatens arrest, a suit, garnishment, seizure or telling others about a debt. */
+export const threatens = (text: string) => !forbids(text) && THREAT.test(text);
+
+/** The line promises a call before 8:00 or after 21:00, or at any hour. */
+export function promisesCallOutsideHours(text: string): boolean {
+  if (!CALL_PROMISE.test(text) || forbids(text)) return false;
+  return clockHours(text).some((hour) => hour < EARLIEST_HOUR || hour > LATEST_HOUR) || ANY_HOUR.test(text);
+}
+
+/** Reference text that reads as an instruction to the model (prompt injection). */
+export const readsAsInstruction = (text: string) => INJECTION.test(text);
+
+export const isE164 = (number: string) => E164.test(number);
+
+/** One finding per line the test picks, all with the same message and suggestion. */
+function lineFindings(
+  lines: Line[],
+  code: SafetyRuleCode,
+  picks: (line: Line) => boolean,
+  message: string,
+  suggestion: string,
+): Finding[] {
+  return lines.filter(picks).map((line) => finding(code, line, message, suggestion));
+}
+
+function aiDisclosureFindings(lines: Line[]): Finding[] {
+  const denials = lines.filter((line) => deniesBeingAi(line.text));
+  const discloses = lines.some((line) => disclosesAi(line.text) && !denials.includes(line));
+  return [
+    ...(discloses
+      ? []
+      : [
+          finding(
+            'ai_disclosure_missing',
+            null,
+            'The agent is never told to say that it is an AI.',
+            'Add to the personality: "You are an AI assistant. If anyone asks whether you are a person or a machine, say plainly that you are an AI assistant."',
+          ),
+        ]),
+    ...denials.map((line) =>
       finding(
         'ai_disclosure_denied',
         line,
         'This line tells the agent to hide that it is an AI.',
         'Remove it, and tell the agent to answer honestly that it is an AI assistant when asked.',
       ),
-    );
-  }
+    ),
+  ];
+}
 
-  if (!lines.some((line) => OPT_OUT.test(line.text))) {
-    findings.push(
+function optOutFindings(lines: Line[]): Finding[] {
+  if (lines.some((line) => coversOptOut(line.text))) return [];
+  return [
+    finding(
+      'opt_out_missing',
+      null,
+      'Nothing tells the agent what to do when someone asks not to be called again.',
+      'Add to the playbook: "If the person asks you to stop calling or to be removed, apologise, confirm they will not be called again, and end the call."',
+    ),
+  ];
+}
+
+function sensitiveDataFindings(lines: Line[]): Finding[] {
+  return lines.flatMap((line) => {
+    const what = sensitiveDataAskedFor(line.text);
+    if (!what) return [];
+    return [
       finding(
-        'opt_out_missing',
-        null,
-        'Nothing tells the agent what to do when someone asks not to be called again.',
-        'Add to the playbook: "If the person asks you to stop calling or to be removed, apologise, confirm they will not be called again, and end the call."',
-      ),
-    );
-  }
-
-  for (const line of lines) {
-    if (prohibits(line) || !ASKING.test(line.text)) continue;
-    const sensitive = SENSITIVE.find((entry) => entry.pattern.test(line.text));
-    if (sensitive) {
-      findings.push(
-        finding(
-          'sensitive_data_request',
-          line,
-          `This line has the agent ask for ${sensitive.what} over the phone.`,
-          'Never collect this by voice: send a secure payment or verification link, or transfer to a person on a compliant line.',
-        ),
-      );
-    }
-  }
-
-  for (const line of lines) {
-    if (prohibits(line) || !GUARANTEE.test(line.text) || !REGULATED_OUTCOME.test(line.text)) continue;
-    findings.push(
-      finding(
-        'guaranteed_outcome',
+        'sensitive_data_request',
         line,
-        'This line promises a medical, legal or financial result.',
-        'Describe what is offered without promising a result, e.g. "many clients see…", and refer specific questions to a licensed professional.',
+        `This line has the agent ask for ${what} over the phone.`,
+        'Never collect this by voice: send a secure payment or verification link, or transfer to a person on a compliant line.',
       ),
-    );
-  }
+    ];
+  });
+}
 
-  for (const line of lines) {
-    if (
-      !PRESSURE.test(line.text) ||
-      (prohibits(line) && !/\bdon['’]t (let|take)|\bdo not (let|take)|never take no/i.test(line.text))
-    )
-      continue;
-    findings.push(
-      finding(
-        'pressure_tactic',
-        line,
-        'This line pressures the person instead of letting them decide.',
-        'Offer the choice calmly, accept a no at once, and offer to follow up if they want.',
-      ),
-    );
-  }
+const guaranteedOutcomeFindings = (lines: Line[]) =>
+  lineFindings(
+    lines,
+    'guaranteed_outcome',
+    (line) => guaranteesOutcome(line.text),
+    'This line promises a medical, legal or financial result.',
+    'Describe what is offered without promising a result, e.g. "many clients see…", and refer specific questions to a licensed professional.',
+  );
 
-  for (const line of lines) {
-    if (prohibits(line) || !THREAT.test(line.text)) continue;
-    findings.push(
-      finding(
-        'collections_threat',
-        line,
-        'This line threatens consequences (debt-collection rules forbid threats of arrest, suits or telling others).',
-        'State only facts the creditor can and intends to act on, in neutral words, and never discuss the debt with anyone but the debtor.',
-      ),
-    );
-  }
+const pressureFindings = (lines: Line[]) =>
+  lineFindings(
+    lines,
+    'pressure_tactic',
+    (line) => pressures(line.text),
+    'This line pressures the person instead of letting them decide.',
+    'Offer the choice calmly, accept a no at once, and offer to follow up if they want.',
+  );
 
-  for (const line of lines) {
-    if (!CALL_PROMISE.test(line.text)) continue;
-    const outside = clockHours(line.text).some((hour) => hour < EARLIEST_HOUR || hour > LATEST_HOUR);
-    if ((outside || ANY_HOUR.test(line.text)) && !prohibits(line)) {
-      findings.push(
-        finding(
-          'calling_hours',
-          line,
-          "This line promises a call outside 8:00–21:00 in the callee's local time.",
-          "Offer callbacks only between 8 am and 9 pm in the callee's local time.",
-        ),
-      );
-    }
-  }
+const threatFindings = (lines: Line[]) =>
+  lineFindings(
+    lines,
+    'collections_threat',
+    (line) => threatens(line.text),
+    'This line threatens consequences (debt-collection rules forbid threats of arrest, suits or telling others).',
+    'State only facts the creditor can and intends to act on, in neutral words, and never discuss the debt with anyone but the debtor.',
+  );
 
-  for (const line of lines) {
-    if (!INJECTION_PARTS.includes(line.part) || !INJECTION.test(line.text)) continue;
-    findings.push(
-      finding(
-        'knowledge_injection',
-        line,
-        'This reference text reads as an instruction to the model; a caller-facing agent could follow it.',
-        'Keep only facts in the knowledge base and FAQ; move real instructions to the playbook or notes.',
-      ),
-    );
-  }
+const callingHoursFindings = (lines: Line[]) =>
+  lineFindings(
+    lines,
+    'calling_hours',
+    (line) => promisesCallOutsideHours(line.text),
+    "This line promises a call outside 8:00–21:00 in the callee's local time.",
+    "Offer callbacks only between 8 am and 9 pm in the callee's local time.",
+  );
 
+const knowledgeInjectionFindings = (lines: Line[]) =>
+  lineFindings(
+    lines,
+    'knowledge_injection',
+    (line) => INJECTION_PARTS.includes(line.part) && readsAsInstruction(line.text),
+    'This reference text reads as an instruction to the model; a caller-facing agent could follow it.',
+    'Keep only facts in the knowledge base and FAQ; move real instructions to the playbook or notes.',
+  );
+
+function transferNumberFindings(definition: AgentDefinition): Finding[] {
   const number = definition.transfer?.number;
-  if (number !== undefined && number !== null && !E164.test(number)) {
-    findings.push({
+  if (number === undefined || number === null || isE164(number)) return [];
+  return [
+    {
       ...finding(
         'transfer_number_invalid',
         null,
@@ -333,7 +363,24 @@ export function runSafetyRules(definition: AgentDefinition): Finding[] {
         'transfer.number',
       ),
       excerpt: excerptOf(number),
-    });
-  }
-  return findings;
+    },
+  ];
+}
+
+/** The rules over the lines, in the order their findings are reported. */
+const LINE_RULES: readonly ((lines: Line[]) => Finding[])[] = [
+  aiDisclosureFindings,
+  optOutFindings,
+  sensitiveDataFindings,
+  guaranteedOutcomeFindings,
+  pressureFindings,
+  threatFindings,
+  callingHoursFindings,
+  knowledgeInjectionFindings,
+];
+
+/** Runs every rule. Findings come in a fixed order: by rule, then by part order, then by line. */
+export function runSafetyRules(definition: AgentDefinition): Finding[] {
+  const lines = linesOf(definition);
+  return [...LINE_RULES.flatMap((rule) => rule(lines)), ...transferNumberFindings(definition)];
 }

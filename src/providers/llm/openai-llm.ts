@@ -79,6 +79,123 @@ function checkRequest(request: ChatRequest) {
   }
 }
 
+/** The body of `POST /chat/completions` for a request: streamed, with usage; optional settings only when given. */
+export function chatPayload(model: string, request: ChatRequest) {
+  const tools = request.tools?.length ? request.tools : null;
+  return {
+    model,
+    messages: request.messages.map(toWireMessage),
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(tools
+      ? {
+          tools: tools.map((tool) => ({
+            type: 'function',
+            function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+          })),
+        }
+      : {}),
+    ...(tools && request.toolChoice !== undefined ? { tool_choice: request.toolChoice } : {}),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+    ...(request.responseFormat
+      ? {
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: request.responseFormat.name, schema: request.responseFormat.schema, strict: true },
+          },
+        }
+      : {}),
+  };
+}
+
+const badResponse = (message: string) => new ProviderError(PROVIDER, 'bad_response', `the chat stream ${message}`);
+
+/** One event of the stream, read; an event that reports an error throws it. */
+function readChunk(data: string): StreamChunk {
+  let chunk: StreamChunk;
+  try {
+    chunk = JSON.parse(data) as StreamChunk;
+  } catch {
+    throw badResponse('carried an event that is not JSON');
+  }
+  if (chunk.error) {
+    const message = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? 'unknown error');
+    throw new ProviderError(PROVIDER, 'upstream_error', `the chat stream reported an error: ${message.slice(0, 300)}`);
+  }
+  return chunk;
+}
+
+type StreamChoice = NonNullable<StreamChunk['choices']>[number];
+
+/** The text and tool-call deltas of one choice of a chunk, in the order the model wrote them. */
+export function choiceDeltas(choice: StreamChoice): ChatDelta[] {
+  const deltas: ChatDelta[] = [];
+  const content = choice.delta?.content;
+  if (content) deltas.push({ type: 'text', text: content });
+  for (const [position, call] of (choice.delta?.tool_calls ?? []).entries()) {
+    deltas.push({
+      type: 'tool_call',
+      index: call.index ?? position,
+      ...(call.id ? { id: call.id } : {}),
+      ...(call.function?.name ? { name: call.function.name } : {}),
+      arguments: call.function?.arguments ?? '',
+    });
+  }
+  return deltas;
+}
+
+/** Characters of output a delta carries, for the estimate when the server reports no usage. */
+function outputCharsOf(delta: ChatDelta): number {
+  if (delta.type === 'text') return delta.text.length;
+  if (delta.type === 'tool_call') return delta.arguments.length + (delta.name?.length ?? 0);
+  return 0;
+}
+
+/** What the stream told of the turn as a whole, gathered as it is read. */
+interface TurnState {
+  finishReason: FinishReason | null;
+  usage: TokenUsage | null;
+  outputChars: number;
+  sawDone: boolean;
+}
+
+/** The deltas the stream's events carry, up to [DONE]; records the turn's usage and finish reason in `turn`. */
+async function* streamedDeltas(events: AsyncIterable<string>, turn: TurnState): AsyncGenerator<ChatDelta> {
+  for await (const data of events) {
+    // Read on to the end of the body after [DONE], so the connection goes back to the pool.
+    if (turn.sawDone) continue;
+    if (data === '[DONE]') {
+      turn.sawDone = true;
+      continue;
+    }
+    const chunk = readChunk(data);
+    if (chunk.usage) {
+      turn.usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+    }
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    for (const delta of choiceDeltas(choice)) {
+      turn.outputChars += outputCharsOf(delta);
+      yield delta;
+    }
+    if (choice.finish_reason) turn.finishReason = finishReasonOf(choice.finish_reason);
+  }
+}
+
+/** The last delta of a turn: the usage the server reported, else an estimate marked as such. */
+function doneDelta(request: ChatRequest, turn: TurnState): ChatDelta {
+  return {
+    type: 'done',
+    usage: turn.usage ?? {
+      inputTokens: estimateInputTokens(request.messages),
+      outputTokens: Math.ceil(turn.outputChars / CHARS_PER_TOKEN),
+      estimated: true,
+    },
+    finishReason: turn.finishReason ?? 'stop',
+  };
+}
+
 export function createOpenAiLlm(options: OpenAiLlmOptions): LlmClient {
   const endpoint: OpenAiEndpoint = {
     provider: PROVIDER,
@@ -90,83 +207,11 @@ export function createOpenAiLlm(options: OpenAiLlmOptions): LlmClient {
 
   async function* chat(request: ChatRequest): AsyncGenerator<ChatDelta> {
     checkRequest(request);
-    const payload = {
-      model: options.model,
-      messages: request.messages.map(toWireMessage),
-      stream: true,
-      stream_options: { include_usage: true },
-      ...(request.tools?.length
-        ? {
-            tools: request.tools.map((tool) => ({
-              type: 'function',
-              function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-            })),
-          }
-        : {}),
-      ...(request.tools?.length && request.toolChoice !== undefined ? { tool_choice: request.toolChoice } : {}),
-      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-      ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
-      ...(request.responseFormat
-        ? {
-            response_format: {
-              type: 'json_schema',
-              json_schema: { name: request.responseFormat.name, schema: request.responseFormat.schema, strict: true },
-            },
-          }
-        : {}),
-    };
+    const payload = chatPayload(options.model, request);
     const response = await postJson(endpoint, '/chat/completions', payload, request.signal);
-    const badResponse = (message: string) => new ProviderError(PROVIDER, 'bad_response', `the chat stream ${message}`);
-
-    let finishReason: FinishReason | null = null;
-    let usage: TokenUsage | null = null;
-    let outputChars = 0;
-    let sawDone = false;
+    const turn: TurnState = { finishReason: null, usage: null, outputChars: 0, sawDone: false };
     try {
-      for await (const data of sseData(response.body)) {
-        // Read on to the end of the body after [DONE], so the connection goes back to the pool.
-        if (sawDone) continue;
-        if (data === '[DONE]') {
-          sawDone = true;
-          continue;
-        }
-        let chunk: StreamChunk;
-        try {
-          chunk = JSON.parse(data) as StreamChunk;
-        } catch {
-          throw badResponse('carried an event that is not JSON');
-        }
-        if (chunk.error) {
-          const message = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? 'unknown error');
-          throw new ProviderError(
-            PROVIDER,
-            'upstream_error',
-            `the chat stream reported an error: ${message.slice(0, 300)}`,
-          );
-        }
-        if (chunk.usage) {
-          usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
-        }
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const content = choice.delta?.content;
-        if (content) {
-          outputChars += content.length;
-          yield { type: 'text', text: content };
-        }
-        for (const [position, call] of (choice.delta?.tool_calls ?? []).entries()) {
-          const fragment = call.function?.arguments ?? '';
-          outputChars += fragment.length + (call.function?.name?.length ?? 0);
-          yield {
-            type: 'tool_call',
-            index: call.index ?? position,
-            ...(call.id ? { id: call.id } : {}),
-            ...(call.function?.name ? { name: call.function.name } : {}),
-            arguments: fragment,
-          };
-        }
-        if (choice.finish_reason) finishReason = finishReasonOf(choice.finish_reason);
-      }
+      yield* streamedDeltas(sseData(response.body), turn);
     } catch (error) {
       throw response.failure(error);
     } finally {
@@ -174,16 +219,8 @@ export function createOpenAiLlm(options: OpenAiLlmOptions): LlmClient {
       if (!response.body.readableEnded) response.body.destroy();
       response.done();
     }
-    if (!sawDone && !finishReason) throw badResponse('ended before its last event');
-    yield {
-      type: 'done',
-      usage: usage ?? {
-        inputTokens: estimateInputTokens(request.messages),
-        outputTokens: Math.ceil(outputChars / CHARS_PER_TOKEN),
-        estimated: true,
-      },
-      finishReason: finishReason ?? 'stop',
-    };
+    if (!turn.sawDone && !turn.finishReason) throw badResponse('ended before its last event');
+    yield doneDelta(request, turn);
   }
 
   return { name: `openai:${options.model}`, chat };
