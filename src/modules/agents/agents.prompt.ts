@@ -47,7 +47,7 @@ const HEADINGS: Record<PromptPartName, string> = {
 };
 
 /**
- * The system prompt the model receives: every non-blank part, in DESIGN order, each under a "## Heading".
+ * The system prompt the model receives: every non-blank part, in the order above, each under a "## Heading".
  * Blank parts are left out entirely, so an agent with only a mission gets a one-section prompt.
  */
 export function assembleSystemPrompt(parts: Partial<Record<PromptPartName, string | null>>): string {

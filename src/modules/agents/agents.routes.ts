@@ -35,6 +35,11 @@ export function agentsRoutes(
   app: App,
   { agents, knowledge }: { agents: AgentsService; knowledge: KnowledgeIndexReader },
 ) {
+  agentRoutes(app, agents, knowledge);
+  agentVersionRoutes(app, agents);
+}
+
+function agentRoutes(app: App, agents: AgentsService, knowledge: KnowledgeIndexReader) {
   app.get(
     '/agents',
     {
@@ -115,6 +120,10 @@ export function agentsRoutes(
     },
     async (req) => agents.delete(req.auth, req.params.id),
   );
+}
+
+/** The saved versions of an agent's prompt. */
+function agentVersionRoutes(app: App, agents: AgentsService) {
   app.get(
     '/agents/:id/versions',
     {

@@ -2,7 +2,6 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { asRole, asSession, call, errorBody, signUp, type Method } from '../../../test/helpers.js';
 import { buildAgent } from '../../../test/factories/index.js';
-import { assembleSystemPrompt } from './agents.service.js';
 import { buildAgentsTestApp, type AgentsTestKit } from './agents.test-support.js';
 
 let t: AgentsTestKit['t'];
@@ -103,7 +102,7 @@ test('a session cookie works as well as an API key, and the version records the 
   );
 });
 
-test('get returns every part and setting, and the system prompt in DESIGN order', async () => {
+test('get returns every part and setting, and the system prompt with its parts in order', async () => {
   const owner = await signUp(t.app);
   const created = await buildAgent(owner, fullAgent);
   const response = await call(owner, 'GET', `/agents/${created.id}`);
@@ -140,14 +139,6 @@ test('get returns every part and setting, and the system prompt in DESIGN order'
   );
   const [version] = await versionRows(agent.id);
   assert.deepEqual(version!.changed_parts, [...PART_NAMES, 'firstMessage']);
-});
-
-test('assembleSystemPrompt joins the non-blank parts in order under headings', () => {
-  assert.equal(assembleSystemPrompt({}), '');
-  assert.equal(
-    assembleSystemPrompt({ knowledgeBase: 'Prices: $10.', soul: '  Friendly.\n', mission: '   ', faq: null }),
-    '## Personality\nFriendly.\n\n## Knowledge base\nPrices: $10.',
-  );
 });
 
 test("the list has exactly the list item's fields and only the account’s agents", async () => {

@@ -397,7 +397,7 @@ async function addMembers(trx: Session, tables: MergeTables, range: Range, reque
 /** Removes what the committed steps of a failed PGlite import wrote. */
 async function undoImport(trx: Session, tables: MergeTables, request: ImportRequest, listId: string, ids: ImportIds) {
   const { accountId } = request;
-  await sql`DELETE FROM contact_list_members WHERE list_id = ${listId}`.execute(trx);
+  await sql`DELETE FROM contact_list_members WHERE account_id = ${accountId} AND list_id = ${listId}`.execute(trx);
   await sql`DELETE FROM contact_lists WHERE account_id = ${accountId} AND id = ${listId}`.execute(trx);
   await sql`DELETE FROM contacts WHERE account_id = ${accountId} AND id BETWEEN ${ids.first} AND ${ids.last}`.execute(
     trx,

@@ -229,7 +229,9 @@ export function contactQueries(db: Executor) {
     listsOfContact(accountId: string, contactId: string) {
       return db
         .selectFrom('contact_list_members as m')
-        .innerJoin('contact_lists as l', 'l.id', 'm.list_id')
+        .innerJoin('contact_lists as l', (join) =>
+          join.onRef('l.id', '=', 'm.list_id').onRef('l.account_id', '=', 'm.account_id'),
+        )
         .select(['l.id', 'l.name'])
         .where('m.account_id', '=', accountId)
         .where('m.contact_id', '=', contactId)

@@ -33,6 +33,12 @@ const CsvFile = {
 };
 
 export function contactsRoutes(app: App, { contacts }: { contacts: ContactsService }) {
+  contactListRoutes(app, contacts);
+  contactRoutes(app, contacts);
+}
+
+/** Lists: an import makes one. */
+function contactListRoutes(app: App, contacts: ContactsService) {
   app.post(
     '/contact-lists',
     {
@@ -94,6 +100,10 @@ export function contactsRoutes(app: App, { contacts }: { contacts: ContactsServi
     },
     async (req) => contacts.listContactsOfList(req.auth, req.params.id, req.query),
   );
+}
+
+/** Contacts, whatever their lists, and their export. */
+function contactRoutes(app: App, contacts: ContactsService) {
   app.get(
     '/contacts',
     {

@@ -132,7 +132,8 @@ export function knowledgeQueries(db: Executor) {
           ? sql`chosen AS (SELECT lexeme FROM lexemes)`
           : sql`frequency AS (
           SELECT l.lexeme,
-            (SELECT count(*) FROM knowledge_chunks c WHERE c.scoped @@ quote_literal(${prefix} || l.lexeme)::tsquery) AS chunks
+            (SELECT count(*) FROM knowledge_chunks c
+             WHERE c.account_id = ${accountId} AND c.scoped @@ quote_literal(${prefix} || l.lexeme)::tsquery) AS chunks
           FROM lexemes l
         ),
         chosen AS (
@@ -153,7 +154,9 @@ export function knowledgeQueries(db: Executor) {
                  string_agg(quote_literal(${prefix} || lexeme), ' | ')::tsquery AS scoped
           FROM chosen
         ),
-        hits AS MATERIALIZED (SELECT c.id FROM knowledge_chunks c, words WHERE c.scoped @@ words.scoped)
+        hits AS MATERIALIZED (
+          SELECT c.id FROM knowledge_chunks c, words WHERE c.account_id = ${accountId} AND c.scoped @@ words.scoped
+        )
         SELECT c.id, c.seq, c.heading, c.content, c.tokens, ts_rank_cd(c.search, words.query, 1)::float8 AS rank, c.embedding
         FROM hits JOIN knowledge_chunks c ON c.id = hits.id, words
         WHERE c.account_id = ${accountId} AND c.agent_id = ${agentId}

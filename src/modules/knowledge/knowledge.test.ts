@@ -12,7 +12,6 @@ import { asKey, buildTestApp, call, errorBody, signUp, type SignedUp, type TestA
 import { writePdf } from '../../../test/pdf-writer.js';
 import { embeddingsWith, startUpstream } from '../../../test/openai-upstream.js';
 import { startJobWorkers, type JobWorkers } from '../../background.js';
-import { chunkKnowledge } from './knowledge.chunker.js';
 
 const HANDBOOK = readFileSync(new URL('../../../test/fixtures/knowledge/acme-handbook.md', import.meta.url), 'utf8');
 
@@ -43,27 +42,6 @@ async function indexed(user: SignedUp, id: string) {
   }
   throw new Error('not indexed in time');
 }
-
-test('chunks: on headings, about 500 tokens each, overlapping within a section', () => {
-  const section = Array.from(
-    { length: 60 },
-    (_, i) => `Sentence number ${i} talks about topic ${i % 7} in some detail here.`,
-  ).join(' ');
-  const chunks = chunkKnowledge(`# Intro\nShort intro.\n\n# Big\n## Part\n${section}\n\n${section}\n\n# End\nBye.`);
-  assert.deepEqual([...new Set(chunks.map((c) => c.heading))], ['Intro', 'Big > Part', 'End']);
-  const big = chunks.filter((c) => c.heading === 'Big > Part');
-  assert.ok(big.length >= 2);
-  for (const chunk of big) assert.ok(chunk.tokens <= 520, `${chunk.tokens} tokens`);
-  const tailOfFirst = big[0]!.content.slice(-80);
-  assert.ok(
-    big[1]!.content.includes(tailOfFirst.slice(tailOfFirst.indexOf(' ') + 1)),
-    'the next chunk repeats the end of the previous one',
-  );
-  assert.deepEqual(
-    chunks.map((c) => c.seq),
-    chunks.map((_, i) => i),
-  );
-});
 
 test('the agent shows its index: pending after a change, then the chunks and when', async () => {
   const agent = (
