@@ -9,7 +9,7 @@ import type { InvalidationBus } from './lib/invalidation-bus.js';
 import type { Broadcast } from './lib/broadcast.js';
 import type { Providers } from './runtime.js';
 import { createSimVoiceProvider } from './providers/voice/index.js';
-import { createSimCarrier } from './providers/carrier/index.js';
+import { createSimCarrier } from './providers/carrier/sim-carrier.js';
 import type { JobQueue } from './jobs/queue.js';
 import { eventRoutes, type BackgroundServices } from './background.js';
 import { relayLoopWakes } from './lib/wake.js';

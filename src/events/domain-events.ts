@@ -24,6 +24,10 @@ export interface CallEndedData {
   /** A signed URL of the recording, made in the call's transaction (webhook bodies carry it); null without one. */
   recordingUrl: string | null;
   campaignId: string | null;
+  /** The number the call went out from (or came in on), when it had one. */
+  fromNumber: string | null;
+  /** When the far end picked up (ISO 8601), or null if it never did. */
+  answeredAt: string | null;
 }
 
 /**

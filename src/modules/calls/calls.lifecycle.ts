@@ -166,7 +166,13 @@ export function createCallLifecycle(deps: LifecycleDeps) {
     };
     await tx.insertEvents(accountId, [{ callId: call.id, type, data, occurredAt: now }]);
     const recordingUrl = final.recording_storage_key ? await deps.recordingUrl(call.id, tx) : null;
-    await tx.emit({ type, accountId, subject: subject(call.id), data: { ...data, recordingUrl }, actor: null });
+    // Subscribers also get what the call's own timeline leaves out: the signed recording URL (webhook bodies), the
+    // number it went out from and whether it was answered (that number's reputation).
+    const reach = {
+      fromNumber: final.from_number,
+      answeredAt: final.answered_at ? new Date(final.answered_at).toISOString() : null,
+    };
+    await tx.emit({ type, accountId, subject: subject(call.id), data: { ...data, recordingUrl, ...reach }, actor: null });
     if (report.status === 'completed' && final.agent_id)
       await agents.recordCompletedCall(tx, accountId, final.agent_id, report.endedAt);
     await dispatchQueued(tx, accountId);

@@ -141,6 +141,8 @@ const ended: DomainEventData<'call.completed'> = {
   hasRecording: true,
   recordingUrl: `https://parley.example/api/v1/calls/${CALL}/recording.wav?expires=1&signature=ab`,
   campaignId: CAMPAIGN,
+  fromNumber: '+15555550100',
+  answeredAt: '2026-11-24T10:00:00.000Z',
 };
 const DATA: { [T in WebhookEventType]: DomainEventData<T> } = {
   'call.queued': { callId: CALL, agentId: AGENT, contactId: null, direction: 'outbound', status: 'queued' },

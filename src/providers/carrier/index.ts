@@ -27,4 +27,3 @@ export interface Carrier {
   offerFor(e164: string): Promise<NumberOffer | null>;
 }
 
-export { createSimCarrier } from './sim-carrier.js';
