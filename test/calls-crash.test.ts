@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from './helpers.js';
+import { LIVE_CALL_STATUSES } from '../src/modules/calls/calls.tables.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -134,7 +135,7 @@ async function crashMidCall(env: Record<string, string>) {
     }>;
     assert.equal(events.at(-1)!.type, 'call.failed');
     assert.equal(events.at(-1)!.data.endReason, 'worker_lost');
-    for (const status of ['dialing', 'ringing', 'connected'])
+    for (const status of LIVE_CALL_STATUSES)
       assert.equal((await again(`/calls?status=${status}`)).total, 0, `no call left ${status}`);
   } finally {
     second.child.kill('SIGTERM');

@@ -37,6 +37,8 @@ export interface NewTurn {
 export type NewCostItem = Omit<Insertable<CallCostItemsTable>, 'id' | 'account_id' | 'call_id' | 'created_at'>;
 
 const LIVE = [...LIVE_CALL_STATUSES];
+/** A call not ended yet: waiting in the queue, or live. */
+const NOT_ENDED = ['queued' as const, ...LIVE];
 
 export function callWriteQueries(db: Executor) {
   return {
@@ -144,7 +146,7 @@ export function callWriteQueries(db: Executor) {
         .selectFrom('calls')
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('account_id', '=', accountId)
-        .where('status', 'in', ['queued', ...LIVE])
+        .where('status', 'in', NOT_ENDED)
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },
@@ -157,7 +159,7 @@ export function callWriteQueries(db: Executor) {
         .distinct()
         .where('account_id', '=', accountId)
         .where('contact_id', 'in', contactIds)
-        .where('status', 'in', ['queued', ...LIVE])
+        .where('status', 'in', NOT_ENDED)
         .execute();
     },
 
