@@ -134,10 +134,9 @@ export interface CallsKit {
   close(): Promise<void>;
 }
 
-/** `speedup`: the clock's waits also take real time (see createVirtualClock); without it they take none. */
-export async function startCallsApp(options: TestAppOptions & { speedup?: number } = {}): Promise<CallsKit> {
-  const start = new Date('2026-03-02T15:00:00.000Z');
-  const { clock, pauses } = pausableClock(createVirtualClock({ start, speedup: options.speedup }));
+/** The clock's waits take no real time: a test that needs a call in a state holds it there (see CallPauses). */
+export async function startCallsApp(options: TestAppOptions = {}): Promise<CallsKit> {
+  const { clock, pauses } = pausableClock(createVirtualClock({ start: new Date('2026-03-02T15:00:00.000Z') }));
   const t = await buildTestApp({
     ...options,
     clock,
