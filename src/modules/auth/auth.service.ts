@@ -3,8 +3,8 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { randomBase62, sha256Hex } from '../../lib/crypto.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../lib/passwords.js';
-import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { requireUser, type Auth } from '../../http/auth.js';
+import { AppError, invalidField, notFound } from '../../lib/errors.js';
+import { requireUser, type Auth } from '../../lib/caller.js';
 import type { CounterStore } from '../../lib/counter-store.js';
 import type { AuthRepo } from './auth.repo.js';
 import type { LoginInput, RegisterInput } from './auth.schemas.js';
@@ -21,7 +21,7 @@ const IP_FAILURE_FACTOR = 5;
 
 // Only touch last_seen_at once a minute per session: a write per request would dominate cheap reads.
 const TOUCH_EVERY_MS = 60_000;
-// 32 base62 characters is about 190 random bits, well above the 128 the issue asks for.
+// 32 base62 characters is about 190 random bits, well above the 128 a session token needs.
 const SESSION_TOKEN_LENGTH = 32;
 
 export function createAuthService(deps: { repo: AuthRepo; clock: Clock; config: Config; counters: CounterStore }) {

@@ -169,7 +169,7 @@ const toRate = (row: RateRow) => ({
 const byCountry = (a: RateRow, b: RateRow) =>
   Number(a.country === '*') - Number(b.country === '*') || a.country.localeCompare(b.country);
 
-/** The platform-wide model catalog, the telephony rate table, and the prices the call engine charges from them. */
+/** How long, and for how many references, a process keeps the LLM upstreams it looked up. */
 const UPSTREAM_KEPT_MS = 5_000;
 const UPSTREAMS_KEPT = 1_000;
 
@@ -184,6 +184,7 @@ export interface LlmUpstream {
   updatedAt: Date;
 }
 
+/** The platform-wide model catalog, the telephony rate table, and the prices the call engine charges from them. */
 export function createCatalogService(deps: { repo: CatalogRepo; clock: Clock }) {
   const { repo, clock } = deps;
   const modelLabel = (kind: ModelKind) => `${KIND_NAMES[kind][0]!.toUpperCase()}${KIND_NAMES[kind].slice(1)} model`;
