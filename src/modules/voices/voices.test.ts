@@ -1,13 +1,12 @@
 /**
- * Voices (with WAV samples rendered by the engine and kept in object storage), live models from the catalog, and
- * agents refusing a voice or live model that is not offered. A second app without speech says so.
+ * Voices over HTTP, with the real espeak-ng engine: the list, a WAV sample rendered and then served from object
+ * storage, live models from the catalog, and agents refusing a voice or live model that is not offered. The service's
+ * rules on engines it is given (none, not installed, failing, shared renderings) are in voices.service.test.ts.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, call, errorBody, signUp, type SignedUp, type TestApp } from '../../../test/helpers.js';
 import { decodeWav } from '../../lib/wav.js';
-import { createEspeakTts } from '../../providers/tts/index.js';
-import { createVoicesService } from './voices.service.js';
 
 let t: TestApp;
 let owner: SignedUp;
@@ -129,42 +128,4 @@ test("an agent's voice must be one the engine offers; a refused change writes no
   assert.equal((await call(owner, 'GET', `/agents/${agent.id}`)).json().name, 'B');
   const cleared = await call(owner, 'PATCH', `/agents/${agent.id}`, { voice: null });
   assert.equal(cleared.json().voiceId, null);
-});
-
-test('without a speech engine the list is empty and says why, and no voice can be set', async () => {
-  const silent = await buildTestApp({ env: { TTS_PROVIDER: 'none' } });
-  try {
-    const user = await signUp(silent.app);
-    const list = (await call(user, 'GET', '/voices')).json();
-    assert.deepEqual(list.voices, []);
-    assert.equal(list.engine.available, false);
-    assert.equal(list.engine.message, 'No voices: speech synthesis is turned off (TTS_PROVIDER=none).');
-    const refused = await call(user, 'POST', '/agents', { name: 'A', voice: 'en-us' });
-    assert.equal(refused.statusCode, 400);
-    assert.match(fields(refused)[0]!.message, /^cannot be set: No voices: speech synthesis is turned off/);
-    assert.equal((await call(user, 'POST', '/agents', { name: 'A', voice: null })).statusCode, 200);
-  } finally {
-    await silent.close();
-  }
-});
-
-test('without the espeak-ng package the voice list says it is not installed and how to get it', async () => {
-  const tts = createEspeakTts({ moduleName: 'espeak-ng-not-installed-here' });
-  try {
-    const voices = createVoicesService({
-      tts,
-      objects: t.infra.providers.objects,
-      catalog: { liveModels: async () => [] },
-    });
-    const list = await voices.listVoices({ limit: 25, offset: 0 });
-    assert.deepEqual(list.voices, []);
-    assert.equal(list.engine.available, false);
-    assert.match(list.engine.message!, /espeak-ng is not installed\. Install it with `npm install espeak-ng`/);
-    await assert.rejects(
-      voices.checkAgentChoices({ voice: 'en-us' }),
-      /body\/voice cannot be set: No voices: the offline speech engine espeak-ng is not installed/,
-    );
-  } finally {
-    await tts.close();
-  }
 });
