@@ -26,7 +26,6 @@ import { createAgentsService } from './modules/agents/agents.service.js';
 import { createAuditRepo } from './modules/audit/audit.repo.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createCallsRepo } from './modules/calls/calls.repo.js';
-import { createCallLlm } from './modules/calls/calls.llm.js';
 import { createCallsService } from './modules/calls/calls.service.js';
 import { callAdminQueries } from './modules/calls/calls.admin-repo.js';
 import { createCallsAdminService } from './modules/calls/calls.admin-service.js';
@@ -132,18 +131,15 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
   const llmConfigured = config.llm.provider === 'openai';
   const safety = createSafetyService({ agents, llm: providers.llm, llmConfigured });
   const agentTemplates = createAgentTemplatesService({ agents, safety, llm: providers.llm, llmConfigured });
-  const callsRepo = createCallsRepo(db, outbox);
   const agentLlm = createAgentLlmService({
     config,
     log: log.child({ component: 'agent-llm' }),
     knowledge,
     catalog,
-    // The calls module's writer of a call's timeline and costs, from its own repository: the engine above takes its LLM from here.
-    turns: createCallLlm({ repo: callsRepo, clock, config: config.calls, pricing: catalog }),
     defaultLlm: providers.llm,
   });
   const calls = createCallsService({
-    repo: callsRepo,
+    repo: createCallsRepo(db, outbox),
     clock,
     config,
     databaseKind,

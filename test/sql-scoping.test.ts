@@ -194,7 +194,6 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
       at: new Date(),
     }),
   'calls.updateCall': (q) => q.updateCall(ACCOUNT, ID, { status: 'ringing' }, { beat: true }),
-  'calls.numberActivity': (q) => q.numberActivity(ACCOUNT, ['+14155550100'], new Date(), 10),
   'callsAdmin.listPage': (q) => q.listPage({ status: 'completed', number: '415' }, { limit: 10, offset: 0 }),
   'callsAdmin.count': (q) => q.count({ direction: 'inbound' }),
   'callsAdmin.agentPickerPage': (q) => q.agentPickerPage({ q: 'sal' }, { limit: 10, offset: 0 }),

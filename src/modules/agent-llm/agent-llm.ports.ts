@@ -1,5 +1,6 @@
 /**
- * What the agent's LLM needs from other modules: narrow slices of their services (wired in services.ts).
+ * What the agent's LLM needs from other modules: narrow slices of their services (wired in services.ts), and the
+ * recorder its callers hand down.
  */
 import type { AgentsService } from '../agents/agents.service.js';
 import type { CatalogService } from '../catalog/catalog.service.js';
@@ -18,8 +19,8 @@ export interface RecordedTurn {
 }
 
 /**
- * Where a call's turns are recorded (the calls module's own writer of the call's timeline and costs). It is built
- * from that module's repository before any service, so the call engine above can take its LLM from here.
+ * Where a call's turns are recorded: the calls module's own writer of the call's timeline and costs, which the
+ * caller (the call engine, the LLM proxy) hands down with each turn.
  */
 export interface TurnRecorder {
   recordLlmTurn(accountId: string, callId: string, turn: RecordedTurn): Promise<void>;

@@ -30,8 +30,6 @@ export interface AgentLlmDeps {
   log: Logger;
   knowledge: KnowledgeForAgentLlm;
   catalog: CatalogForAgentLlm;
-  /** Where the turns of a named call are recorded. */
-  turns: TurnRecorder;
   /** What answers agents without a model of their own. */
   defaultLlm: LlmClient;
 }
@@ -43,13 +41,15 @@ export interface TurnContext {
   callId: string | null;
   /** The engine prices its own calls' tokens when they end; a proxied turn is charged as it ends. */
   chargeUsage: boolean;
+  /** Where a named call's turns are recorded: the calls module's writer, handed down with the turn. */
+  turns?: TurnRecorder;
 }
 
 const UPSTREAM_CLIENTS_KEPT = 100;
 const PROMPTS_KEPT = 1_000;
 
 export function createAgentLlmService(deps: AgentLlmDeps) {
-  const { config, log, knowledge, catalog, turns, defaultLlm } = deps;
+  const { config, log, knowledge, catalog, defaultLlm } = deps;
   const playbook = createPlaybookLlm();
   const upstreamClients = new Map<string, LlmClient>();
   // The prompt parts (knowledge aside) of an agent's version, assembled once: a version never changes.
@@ -125,8 +125,8 @@ export function createAgentLlmService(deps: AgentLlmDeps) {
       for await (const delta of client.chat({ ...request, messages, agent: request.agent ?? agentScriptOf(agent) })) {
         if (delta.type === 'done') {
           usage = delta.usage;
-          if (callId && (chunks.length > 0 || context.chargeUsage)) {
-            await turns.recordLlmTurn(accountId, callId, {
+          if (callId && context.turns && (chunks.length > 0 || context.chargeUsage)) {
+            await context.turns.recordLlmTurn(accountId, callId, {
               chunkIds: chunks.map((chunk) => chunk.id),
               ...(context.chargeUsage ? { usage } : {}),
               modelId: agent.liveLlmId,
@@ -147,7 +147,7 @@ export function createAgentLlmService(deps: AgentLlmDeps) {
     agentTurn,
 
     /** For the call engine: the agent's LLM for one of its calls (its tokens are priced with the call). */
-    forCall(context: { accountId: string; agent: TurnAgent; callId: string | null }): LlmClient {
+    forCall(context: { accountId: string; agent: TurnAgent; callId: string | null; turns: TurnRecorder }): LlmClient {
       return { name: 'llm-proxy', chat: (request) => agentTurn({ ...context, chargeUsage: false }, request) };
     },
 

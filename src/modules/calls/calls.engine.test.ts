@@ -5,6 +5,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeWav } from '../../lib/wav.js';
 import { errorBody, signUp } from '../../../test/helpers.js';
 import { insertCall } from '../../../test/factories/calls.js';
@@ -248,6 +249,20 @@ test('busy, no answer and a number not in service end without connecting, cost n
   const recording = await api(kit.t, account.user).send('GET', `/calls/${callIds[0]}/asset-url?asset=recording`);
   assert.equal(recording.statusCode, 404);
   assert.equal(errorBody(recording).message, 'This call has no recording');
+});
+
+test('each ended outbound call counts toward the reputation of the number it went out from', async () => {
+  const caller = await callingAccount(kit.t, [{ phone: PHONES.interested }, { phone: PHONES.busy }]);
+  const callIds = [await placeCall(kit.t, caller, PHONES.interested), await placeCall(kit.t, caller, PHONES.busy)];
+  for (const callId of callIds) await waitForCall(kit.t, caller.user, callId);
+  // The numbers module counts calls from their end events, a job after each call: wait for both to be counted.
+  const { ok } = api(kit.t, caller.user);
+  let reputation = await ok('POST', `/phone-numbers/${caller.numberId}/recheck-reputation`);
+  for (let i = 0; i < 200 && reputation.calls24h < 2; i++) {
+    await sleep(50);
+    reputation = await ok('POST', `/phone-numbers/${caller.numberId}/recheck-reputation`);
+  }
+  assert.deepEqual([reputation.calls24h, reputation.answeredCalls24h, reputation.answerRate], [2, 1, 0.5]);
 });
 
 test('a person who hangs up during the opening line', async () => {

@@ -172,7 +172,13 @@ export function createCallLifecycle(deps: LifecycleDeps) {
       fromNumber: final.from_number,
       answeredAt: final.answered_at ? new Date(final.answered_at).toISOString() : null,
     };
-    await tx.emit({ type, accountId, subject: subject(call.id), data: { ...data, recordingUrl, ...reach }, actor: null });
+    await tx.emit({
+      type,
+      accountId,
+      subject: subject(call.id),
+      data: { ...data, recordingUrl, ...reach },
+      actor: null,
+    });
     if (report.status === 'completed' && final.agent_id)
       await agents.recordCompletedCall(tx, accountId, final.agent_id, report.endedAt);
     await dispatchQueued(tx, accountId);

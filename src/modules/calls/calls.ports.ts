@@ -8,6 +8,7 @@ import type { DispositionsService } from '../dispositions/dispositions.service.j
 import type { DncService } from '../dnc/dnc.service.js';
 import type { NumbersService } from '../numbers/numbers.service.js';
 import type { LlmClient } from '../../providers/llm/index.js';
+import type { TurnRecorder } from '../agent-llm/agent-llm.ports.js';
 
 export type AgentsForCalls = Pick<AgentsService, 'forCall' | 'recordCompletedCall'>;
 export type CallAgent = NonNullable<Awaited<ReturnType<AgentsService['forCall']>>>;
@@ -19,5 +20,13 @@ export type DispositionsForCalls = Pick<DispositionsService, 'isValidCode'>;
 /** What the catalog charges for what a call used. */
 export type PricingForCalls = Pick<CatalogService, 'price'>;
 export type { PriceRequest } from '../catalog/catalog.service.js';
-/** The agent's LLM for one call: the LLM proxy's path (the agent's prompt, knowledge and model), wired in services.ts. */
-export type AgentLlmForCalls = (context: { accountId: string; agent: CallAgent; callId: string }) => LlmClient;
+/**
+ * The agent's LLM for one call (its prompt, knowledge and model; the agent-llm module below). The call hands down where
+ * its turns are recorded: its timeline and costs are the calls module's own.
+ */
+export type AgentLlmForCalls = (context: {
+  accountId: string;
+  agent: CallAgent;
+  callId: string;
+  turns: TurnRecorder;
+}) => LlmClient;

@@ -152,30 +152,6 @@ export function callQueries(db: Executor) {
       return withNames(matchingCalls(accountId, {})).where('c.id', '=', id).executeTakeFirst();
     },
 
-    /**
-     * Per caller number: outbound calls placed since `since`, how many were answered, and how many of those lasted
-     * under `shortSeconds`. Reads the window through the account's created_at index.
-     */
-    numberActivity(accountId: string, fromNumbers: readonly string[], since: Date, shortSeconds: number) {
-      return db
-        .selectFrom('calls')
-        .select([
-          'from_number',
-          sql<string>`count(*)`.as('calls'),
-          sql<string>`count(*) FILTER (WHERE answered_at IS NOT NULL)`.as('answered'),
-          sql<string>`count(*) FILTER (WHERE answered_at IS NOT NULL AND duration_seconds < ${shortSeconds})`.as(
-            'short',
-          ),
-        ])
-        .where('account_id', '=', accountId)
-        .where('direction', '=', 'outbound')
-        .where('status', '!=', 'queued')
-        .where('from_number', 'in', fromNumbers)
-        .where('created_at', '>=', since)
-        .groupBy('from_number')
-        .execute();
-    },
-
     async exists(accountId: string, id: string): Promise<boolean> {
       const row = await db
         .selectFrom('calls')

@@ -38,6 +38,8 @@ export interface RunnerDeps {
   contacts: ContactsForCalls;
   voice: VoiceProvider;
   agentLlm: AgentLlmForCalls;
+  /** Where the agent's turns are written on the call (knowledge used, tokens). */
+  turns: Parameters<AgentLlmForCalls>[0]['turns'];
   tts: TtsProvider;
   objects: ObjectStorage;
   clock: Clock;
@@ -58,7 +60,20 @@ interface LiveCall {
 }
 
 export function createCallRunner(deps: RunnerDeps) {
-  const { lifecycle, repo, contacts, voice, agentLlm, tts, objects, clock, config, runnerId, log } = deps;
+  const {
+    lifecycle,
+    repo,
+    contacts,
+    voice,
+    agentLlm,
+    turns: turnRecorder,
+    tts,
+    objects,
+    clock,
+    config,
+    runnerId,
+    log,
+  } = deps;
   const live = new Map<string, LiveCall>();
   // Every call this process has begun to claim and not yet finished; `live` holds those past the claim.
   const carried = new Set<string>();
@@ -140,7 +155,7 @@ export function createCallRunner(deps: RunnerDeps) {
         agent,
         line,
         clock: line.clock,
-        llm: agentLlm({ accountId, agent, callId: call.id }),
+        llm: agentLlm({ accountId, agent, callId: call.id, turns: turnRecorder }),
         tts,
         answeredAt,
         maxDurationMs: config.maxDurationSeconds * 1000,

@@ -64,8 +64,9 @@ export function createCallsService(deps: CallsDeps) {
     config,
     recordingUrl: async (callId, within) => (await assets.signedUrl(callId, 'recording', publicOrigin, within)).url,
   });
+  const llm = createCallLlm({ ...deps, config });
   // This process, on the calls it runs: a restarted embedded server knows they are not its own.
-  const runner = createCallRunner({ ...deps, lifecycle, config, runnerId: randomUUID() });
+  const runner = createCallRunner({ ...deps, lifecycle, config, turns: llm, runnerId: randomUUID() });
   const control = createCallControl(broadcast, runner);
 
   return {
@@ -74,22 +75,7 @@ export function createCallsService(deps: CallsDeps) {
     ...createCallsDialer({ ...deps, config, lifecycle }),
     ...createCallsPlatform({ ...deps, lifecycle, control }),
     ...createCallsProviderCallbacks({ ...deps, config, lifecycle }),
-    ...createCallLlm({ ...deps, config }),
-
-    /**
-     * What each of these caller numbers did since `since` (outbound calls placed, answered, answered but shorter
-     * than `shortSeconds`): the call history phone-number reputation is computed from. Numbers without calls are left out.
-     */
-    async numberActivity(accountId: string, fromNumbers: readonly string[], since: Date, shortSeconds: number) {
-      if (fromNumbers.length === 0) return [];
-      const rows = await repo.numberActivity(accountId, fromNumbers, since, shortSeconds);
-      return rows.map((row) => ({
-        fromNumber: row.from_number!,
-        calls: Number(row.calls),
-        answered: Number(row.answered),
-        short: Number(row.short),
-      }));
-    },
+    ...llm,
   };
 }
 

@@ -23,8 +23,8 @@ export interface LlmProxyDeps {
   clock: Clock;
   agents: Pick<AgentsService, 'forCall'>;
   agentLlm: Pick<AgentLlmService, 'agentTurn' | 'defaultModelName'>;
-  /** Per-call tokens, and whether a call named by a request is the agent's. */
-  calls: Pick<CallsService, 'isCallOfAgent' | 'llmCallGrant'>;
+  /** Per-call tokens, whether a call named by a request is the agent's, and where its turns are recorded. */
+  calls: Pick<CallsService, 'isCallOfAgent' | 'llmCallGrant' | 'recordLlmTurn'>;
 }
 
 function textOf(content: ChatMessageIn['content']): string {
@@ -121,7 +121,10 @@ export function createLlmProxyService(deps: LlmProxyDeps) {
       if (callId && !grant && !(await calls.isCallOfAgent(caller.accountId, callId, agentId))) throw notFound('Call');
 
       const request = chatRequestOf(body, signal);
-      const deltas = agentLlm.agentTurn({ accountId: caller.accountId, agent, callId, chargeUsage: true }, request);
+      const deltas = agentLlm.agentTurn(
+        { accountId: caller.accountId, agent, callId, chargeUsage: true, turns: calls },
+        request,
+      );
       const first = await deltas.next();
       return {
         id: `chatcmpl-${randomUUID().replaceAll('-', '')}`,
