@@ -1,6 +1,7 @@
 /**
  * POST /v1/agents/safety-check, the HTTP contract: the report's shape and result, a saved agent checked only in its
- * own account, and the body's errors. The rules themselves are tested in safety.rules.test.ts.
+ * own account, and the body's errors. The rules are tested in safety.rules.test.ts, the check with a model's review
+ * in safety.service.test.ts.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -101,12 +102,6 @@ test('an unsafe definition fails, with each finding, its place and the counts by
     ],
   );
   assert.ok(report.findings.every((f) => f.message && f.suggestion));
-});
-
-test('warnings alone pass', async () => {
-  const report = await check({ ...SAFE, closers: 'Tell them this is their last chance.' });
-  assert.equal(report.result, 'pass');
-  assert.deepEqual(report.counts, { error: 0, warning: 1 });
 });
 
 test('a saved agent is checked by id; another account gets 404; exactly one of agentId or agent', async () => {
