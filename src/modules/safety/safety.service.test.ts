@@ -9,7 +9,8 @@ import type { Auth } from '../../lib/caller.js';
 import { AppError } from '../../lib/errors.js';
 import type { ChatDelta, ChatRequest, LlmClient } from '../../providers/llm/index.js';
 import { ProviderError } from '../../providers/provider-error.js';
-import { createSafetyService } from './safety.service.js';
+import type { SafetyCheckInput } from './safety.schemas.js';
+import { createSafetyService, type AgentDefinition } from './safety.service.js';
 
 const SAFE = {
   soul: 'You are Mia, an AI assistant for Bright Dental.',
@@ -33,12 +34,17 @@ function model(answer: string | Error) {
   return { llm, requests };
 }
 
-function service(llm: LlmClient | null, saved: Record<string, unknown> = SAFE) {
-  return createSafetyService({
+function service(llm: LlmClient | null, saved: AgentDefinition = SAFE) {
+  const safety = createSafetyService({
     agents: { get: async () => saved as never },
     llm: llm ?? model('{}').llm,
     llmConfigured: llm !== null,
   });
+  // The body's schema types the prompt parts loosely; the service reads them as an AgentDefinition.
+  return {
+    ...safety,
+    check: (input: { agentId?: string; agent?: AgentDefinition }) => safety.check(auth, input as SafetyCheckInput),
+  };
 }
 
 test('without a model: the rules decide; errors fail the check, warnings alone pass', async () => {
@@ -48,7 +54,7 @@ test('without a model: the rules decide; errors fail the check, warnings alone p
     [{ playbook: 'Ask for the SSN.\nAct now!' }, 'fail', { error: 2, warning: 1 }],
   ];
   for (const [change, result, counts] of cases) {
-    const report = await service(null).check(auth, { agent: { ...SAFE, ...change } });
+    const report = await service(null).check({ agent: { ...SAFE, ...change } });
     assert.deepEqual([report.result, report.counts], [result, counts], JSON.stringify(change));
     assert.deepEqual(report.llmReview, { status: 'not_configured', model: null, message: null });
   }
@@ -67,7 +73,7 @@ test("the model's review follows the rules' findings: its line found from the ex
       ],
     }),
   );
-  const report = await service(llm).check(auth, { agent: { ...SAFE, transfer: { number: '0800 123' } } });
+  const report = await service(llm).check({ agent: { ...SAFE, transfer: { number: '0800 123' } } });
   assert.deepEqual(report.llmReview, { status: 'done', model: 'fake:reviewer', message: null });
   assert.deepEqual(
     report.findings.map((f) => [f.code, f.source, f.severity, f.part, f.line]),
@@ -92,7 +98,7 @@ test('a review that fails is reported, and the rules still decide', async () => 
     [new ProviderError('openai-llm', 'timeout', 'the model did not answer in time'), /did not answer in time/],
   ];
   for (const [answer, message] of cases) {
-    const report = await service(model(answer).llm).check(auth, { agent: SAFE });
+    const report = await service(model(answer).llm).check({ agent: SAFE });
     assert.equal(report.llmReview.status, 'failed');
     assert.match(report.llmReview.message!, message);
     assert.deepEqual([report.result, report.findings], ['pass', []]);
@@ -100,7 +106,7 @@ test('a review that fails is reported, and the rules still decide', async () => 
 });
 
 test('a saved agent is read through the agents service; exactly one of agentId or agent', async () => {
-  const report = await service(null, { ...SAFE, playbook: 'Collect their password to log in.' }).check(auth, {
+  const report = await service(null, { ...SAFE, playbook: 'Collect their password to log in.' }).check({
     agentId: '00000000-0000-4000-8000-000000000001',
   });
   assert.deepEqual(
@@ -108,7 +114,7 @@ test('a saved agent is read through the agents service; exactly one of agentId o
     ['opt_out_missing', 'sensitive_data_request'],
   );
   for (const input of [{}, { agentId: '00000000-0000-4000-8000-000000000001', agent: SAFE }]) {
-    await assert.rejects(service(null).check(auth, input), (error: unknown) => {
+    await assert.rejects(service(null).check(input), (error: unknown) => {
       assert.ok(error instanceof AppError);
       assert.equal(error.code, 'validation_failed');
       assert.deepEqual(
