@@ -1,17 +1,19 @@
 /**
  * `npm run demo` as a newcomer runs it: the real server with --demo on an empty data directory creates the demo
  * account, whose calls run through the engine on the simulated network; a second start finds it and adds nothing.
+ * The README's tour block, run by bash as written, runs against the same two servers meanwhile (its second run signs
+ * in): both wait on calls that take real time, and waiting side by side costs one wait.
  */
-import { test, after } from 'node:test';
+import { test, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { NODE_ARGS, PGLITE_PASS_ONLY, ROOT } from './process-kit.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dataDir = await mkdtemp(join(tmpdir(), 'parley-demo-'));
 after(() => rm(dataDir, { recursive: true, force: true }));
 
@@ -20,10 +22,12 @@ interface LogLine {
   [field: string]: unknown;
 }
 
+type Demo = Awaited<ReturnType<typeof startDemo>>;
+
 /** Starts the server with --demo and resolves once the demo's log line is out. */
 async function startDemo() {
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--demo'], {
+  const child = spawn(process.execPath, [...NODE_ARGS, 'src/main.ts', '--demo'], {
     cwd: ROOT,
     env: { ...inherited, HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -81,8 +85,8 @@ async function signIn(url: string, demo: { email: string; password: string }) {
   };
 }
 
-test('the demo account, its agents, list, number and calls with transcripts, recordings and costs; twice is harmless', async () => {
-  const first = await startDemo();
+/** The demo account as the first start made it: agents, list, number, and calls that really run to their end. */
+async function checkDemo(first: Demo) {
   const demo = first.line.demo as { email: string; password: string; created: boolean; calls: number };
   assert.equal(demo.created, true);
   assert.equal(demo.calls, 5);
@@ -138,13 +142,71 @@ test('the demo account, its agents, list, number and calls with transcripts, rec
       .toString(),
     'RIFF',
   );
-  await first.stop();
+}
 
-  const second = await startDemo();
+/** A second start finds the demo account and adds nothing. */
+async function checkDemoAgain(second: Demo) {
+  const demo = { email: 'demo@parley.example', password: 'parley demo password' };
   assert.equal((second.line.demo as { created: boolean }).created, false);
   assert.match(second.line.msg!, /^demo account already there: sign in as demo@parley\.example/);
   const again = await signIn(second.url, demo);
   assert.equal((await (await again('/calls')).json()).total, 5, 'no new calls');
   assert.equal((await (await again('/agents')).json()).agents.length, 2);
-  await second.stop();
+}
+
+/** The README's tour block itself, as written, run by bash against `url` from the directory `dir`. */
+function runTour(url: string, dir: string) {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## A five-minute tour'));
+  const script = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
+  assert.match(script, /^BASE=http:\/\/127\.0\.0\.1:3000\/api$/m);
+  return new Promise<{ code: number | null; output: string }>((resolve) => {
+    const bash = spawn('bash', ['-c', script.replace(/^BASE=.*$/m, `BASE=${url}/api`)], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    bash.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    bash.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const timer = setTimeout(() => bash.kill('SIGKILL'), 240_000);
+    bash.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+async function checkTour(url: string, dir: string, run: 1 | 2) {
+  const { code, output } = await runTour(url, dir);
+  assert.equal(code, 0, output);
+  if (run === 2) assert.match(output, /"error":"conflict"/, 'the second run is told the email is taken, then signs in');
+  assert.match(output, /"status":"completed"/);
+  assert.match(output, /"speaker":"agent"/, 'the transcript');
+  assert.match(output, /"error":"validation_failed"/);
+  assert.equal((await readFile(join(dir, 'ada.wav'))).subarray(0, 4).toString(), 'RIFF');
+}
+
+test('the demo and the README tour on the real server, and again after a restart', {
+  skip: PGLITE_PASS_ONLY,
+  concurrency: true,
+}, async (t: TestContext) => {
+  const tourDir = await mkdtemp(join(tmpdir(), 'parley-tour-'));
+  try {
+    const first = await startDemo();
+    await Promise.all([
+      t.test('the demo account, its agents, list, number and calls with transcripts, recordings and costs', () =>
+        checkDemo(first),
+      ),
+      t.test('the README tour, as written, runs against it', () => checkTour(first.url, tourDir, 1)),
+    ]);
+    await first.stop();
+    const second = await startDemo();
+    await Promise.all([
+      t.test('a second start finds the demo account and adds nothing', () => checkDemoAgain(second)),
+      t.test('the README tour runs again: the email is taken, so it signs in', () => checkTour(second.url, tourDir, 2)),
+    ]);
+    await second.stop();
+  } finally {
+    await rm(tourDir, { recursive: true, force: true });
+  }
 });

@@ -8,9 +8,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { buildTestApp, createTestDatabase, signUp, type SignedUp, type TestApp } from './helpers.js';
-import { startJobWorkers, type JobWorkers } from '../src/jobs/workers.js';
+import { startJobWorkers, type JobWorkers } from '../src/background.js';
+import { JOBS_SCHEMA } from '../src/jobs/queue.js';
 
 const log = pino({ level: 'silent' });
 
@@ -37,14 +39,25 @@ async function auditLog(app: TestApp, user: SignedUp, query = '') {
   };
 }
 
-/** Waits (bounded) until the audit log holds `count` events, then a little longer to see that no more arrive. */
+/** How many audit.record jobs are still to run (waiting, being retried or running). */
+async function auditJobsPending(app: TestApp): Promise<number> {
+  const { rows } = await sql<{ pending: number }>`
+    SELECT count(*)::int AS pending FROM ${sql.table(`${JOBS_SCHEMA}.job`)}
+    WHERE name = 'audit.record' AND state IN ('created', 'retry', 'active')`.execute(app.infra.database.db);
+  return rows[0]!.pending;
+}
+
+/**
+ * Waits until every audit.record job has run and the log holds at least `count` events, then checks it holds
+ * exactly that many: once no delivery is left to run, no more can arrive.
+ */
 async function auditLogSettlesAt(app: TestApp, user: SignedUp, count: number) {
   let log = await auditLog(app, user, '?limit=100');
-  for (let i = 0; i < 200 && log.total < count; i++) {
-    await sleep(100);
+  for (let i = 0; i < 600 && ((await auditJobsPending(app)) > 0 || log.total < count); i++) {
+    await sleep(50);
     log = await auditLog(app, user, '?limit=100');
   }
-  await sleep(1_500);
+  assert.equal(await auditJobsPending(app), 0, 'every delivery has run');
   log = await auditLog(app, user, '?limit=100');
   assert.equal(log.total, count, `audit log: ${log.auditEvents.map((e) => e.type).join(', ')}`);
   return log;

@@ -1,16 +1,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildTestApp, type TestApp } from './helpers.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-// The README's five-minute tour, step by step, as a client would run it.
+// The README's five-minute tour, step by step, as a client would run it. The tour block itself, run by bash as
+// written against the real server, is in demo.test.ts (it shares the demo's servers).
 let t: TestApp;
 before(async () => (t = await buildTestApp()));
 after(() => t.close());
@@ -75,67 +68,4 @@ test('the README tour works end to end', async () => {
   assert.equal(bad.statusCode, 400);
   assert.equal(bad.json().error, 'validation_failed');
   assert.match(bad.json().message, /querystring\/status must be one of/);
-});
-
-/** The README's tour block itself, run by bash against the real server, twice (the second run signs in). */
-test('the README tour, as written, runs twice against the real server', async () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## A five-minute tour'));
-  const script = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
-  assert.match(script, /^BASE=http:\/\/127\.0\.0\.1:3000\/api$/m);
-  const dir = await mkdtemp(join(tmpdir(), 'parley-tour-'));
-  const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...inherited,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: join(dir, 'data'),
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let pending = '';
-      server.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-        pending += chunk;
-        const started = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(pending);
-        if (started) resolve(started[1]!);
-      });
-      void exited.then((code) => reject(new Error(`the server exited (${code})`)));
-    });
-    const runTour = () =>
-      new Promise<{ code: number | null; output: string }>((resolve) => {
-        const bash = spawn('bash', ['-c', script.replace(/^BASE=.*$/m, `BASE=${url}/api`)], {
-          cwd: dir,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let output = '';
-        bash.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-        bash.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-        const timer = setTimeout(() => bash.kill('SIGKILL'), 240_000);
-        bash.on('close', (code) => {
-          clearTimeout(timer);
-          resolve({ code, output });
-        });
-      });
-    for (const run of [1, 2]) {
-      const { code, output } = await runTour();
-      assert.equal(code, 0, output);
-      if (run === 2)
-        assert.match(output, /"error":"conflict"/, 'the second run is told the email is taken, then signs in');
-      assert.match(output, /"status":"completed"/);
-      assert.match(output, /"speaker":"agent"/, 'the transcript');
-      assert.match(output, /"error":"validation_failed"/);
-      assert.equal((await readFile(join(dir, 'ada.wav'))).subarray(0, 4).toString(), 'RIFF');
-    }
-  } finally {
-    server.kill('SIGTERM');
-    await exited;
-    await rm(dir, { recursive: true, force: true });
-  }
 });
