@@ -1,6 +1,7 @@
-import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory } from '../../events/outbox.js';
 import type { Db } from '../../db/client.js';
-import { paginate, type Page } from '../../http/pagination.js';
+import { paginate, type Page } from '../../db/pagination.js';
 import { eventColumns, type DomainEvent, type DomainEventType } from '../../events/domain-events.js';
 
 export interface AuditFilters {

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
-import type { Auth } from '../../http/auth.js';
-import { envelope } from '../../http/pagination.js';
+import type { Auth } from '../../lib/caller.js';
+import { envelope } from '../../db/pagination.js';
 import { actorFromColumns, type DomainEvent } from '../../events/domain-events.js';
 import type { AuditRepo } from './audit.repo.js';
 import type { AuditEventsTable } from './audit.tables.js';

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.js';
-import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory } from '../../events/outbox.js';
 import type { MemberRole } from './auth.tables.js';
 
 export interface SessionAuthRow {

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { MEMBER_ROLES } from '../../http/permissions.js';
+import { MEMBER_ROLES } from '../../lib/permissions.js';
 import { Int, Nullable, SingleLineText, Uuid } from '../../http/schemas.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { MemberRole } from '../../http/permissions.js';
+import type { MemberRole } from '../../lib/permissions.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 

@@ -1,5 +1,5 @@
-import type { Auth } from '../../http/auth.js';
-import { AppError } from '../../http/errors.js';
+import type { Auth } from '../../lib/caller.js';
+import { AppError } from '../../lib/errors.js';
 import { collectChat, type LlmClient } from '../../providers/llm/index.js';
 import { ProviderError } from '../../providers/provider-error.js';
 import type { AgentsService } from '../agents/agents.service.js';

@@ -1,5 +1,5 @@
-import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { envelope } from '../../http/pagination.js';
+import { AppError, invalidField, notFound } from '../../lib/errors.js';
+import { envelope } from '../../db/pagination.js';
 import { encodeWav } from '../../lib/wav.js';
 import { ProviderError } from '../../providers/provider-error.js';
 import type { ObjectStorage } from '../../providers/storage/index.js';
