@@ -12,7 +12,7 @@ import { systemClock } from './lib/clock.js';
 import { createMemoryCounterStore } from './lib/counter-store.js';
 import { createLocalBus } from './lib/invalidation-bus.js';
 import { createServices } from './services.js';
-import { AppError } from './http/errors.js';
+import { AppError } from './lib/errors.js';
 import { createLocalBroadcast } from './lib/broadcast.js';
 import { createProviders, DataDirInUseError, openStorage, StartupError } from './runtime.js';
 

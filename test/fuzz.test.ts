@@ -11,7 +11,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { ERROR_CODES, type ErrorCode } from '../src/http/errors.js';
+import { ERROR_CODES, type ErrorCode } from '../src/lib/errors.js';
 import { buildTestApp, signUp, type SignedUp, type TestApp } from './helpers.js';
 import { insertCall } from './factories/calls.js';
 

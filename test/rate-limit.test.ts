@@ -52,7 +52,7 @@ async function statuses(count: number, request: () => Promise<{ statusCode: numb
 }
 const times = (count: number, status: number) => Array<number>(count).fill(status);
 
-test('the 301st request within a minute on one API key is refused with the spec body', async () => {
+test('the 301st request within a minute on one API key is refused with the error body and when to retry', async () => {
   const user = await signUp(t.app);
   clock.advance(WINDOW_MS);
   const first = await get(t.app, user.headers);

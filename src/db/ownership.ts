@@ -5,8 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './client.js';
-import type { Auth } from '../http/auth.js';
-import { notFound } from '../http/errors.js';
+import type { Auth } from '../lib/caller.js';
+import { notFound } from '../lib/errors.js';
 
 /** Every kind of resource a request may reference, where its rows live, and what hides one (a soft delete). */
 const OWNED = {

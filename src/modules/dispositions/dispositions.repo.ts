@@ -1,7 +1,8 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { createRepo, type Executor, type OutboxFactory } from '../../db/repo.js';
-import { paginate, type Page } from '../../http/pagination.js';
+import { createRepo, type Executor } from '../../db/repo.js';
+import type { OutboxFactory } from '../../events/outbox.js';
+import { paginate, type Page } from '../../db/pagination.js';
 import type { DispositionCategory, DispositionCodesTable } from './dispositions.tables.js';
 
 export type NewDispositionCode = Omit<Insertable<DispositionCodesTable>, 'account_id'>;

@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { AppError, invalidField, notFound } from '../../http/errors.js';
-import type { Auth } from '../../http/auth.js';
-import { envelope } from '../../http/pagination.js';
+import { AppError, invalidField, notFound } from '../../lib/errors.js';
+import type { Auth } from '../../lib/caller.js';
+import { envelope } from '../../db/pagination.js';
 import type { TxHandle } from '../../db/repo.js';
 import { actorOf } from '../../events/domain-events.js';
 import type { DispositionChanges, DispositionsRepo } from './dispositions.repo.js';
