@@ -247,11 +247,11 @@ export function createCallLifecycle(deps: LifecycleDeps) {
       return repo.transaction(async (tx) => {
         await tx.lockAccountQueue(accountId);
         const call = await tx.findForUpdate(accountId, callId);
-        if (!call || call.status !== 'queued') return null;
+        if (call?.status !== 'queued') return null;
         if ((await tx.countLive(accountId)) >= config.maxConcurrentPerAccount) return null;
         const agent = call.agent_id ? await agents.forCall(accountId, call.agent_id, tx) : undefined;
         const now = clock.now();
-        if (!agent || agent.status !== 'active') {
+        if (agent?.status !== 'active') {
           await finishLocked(tx, accountId, call, { status: 'failed', endReason: 'agent_unavailable', endedAt: now });
           return null;
         }
@@ -284,7 +284,7 @@ export function createCallLifecycle(deps: LifecycleDeps) {
     async markRinging(accountId: string, callId: string) {
       await repo.transaction(async (tx) => {
         const call = await tx.findForUpdate(accountId, callId);
-        if (!call || call.status !== 'dialing') return;
+        if (call?.status !== 'dialing') return;
         const now = clock.now();
         await tx.updateCall(accountId, callId, { status: 'ringing', updated_at: now }, { beat: true });
         await tx.insertEvents(accountId, [

@@ -72,7 +72,7 @@ export function createCallsProviderCallbacks(deps: CallsProviderDeps) {
       });
     }
     const agent = await agents.forCall(route.accountId, route.agentId);
-    if (!agent || agent.status !== 'active') {
+    if (agent?.status !== 'active') {
       throw new AppError(
         'conflict',
         `The agent of ${to} is ${agent?.status ?? 'deleted'}: only an active agent answers calls`,

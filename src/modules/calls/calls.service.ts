@@ -54,7 +54,7 @@ export interface CallsDeps {
 }
 
 export function createCallsService(deps: CallsDeps) {
-  const { repo, broadcast } = deps;
+  const { broadcast } = deps;
   const config = deps.config.calls;
   const assets = createCallAssets({ ...deps, config });
   const { publicBaseUrl, host, port } = deps.config;

@@ -276,12 +276,12 @@ export function createCampaignDialer(deps: DialerDeps) {
   async function tick(accountId: string, campaignId: string): Promise<TickResult> {
     let campaign = await repo.find(accountId, campaignId);
     const result: TickResult = { dialed: 0, denied: 0, status: campaign?.status ?? 'missing' };
-    if (!campaign || campaign.status !== 'running') return result;
+    if (campaign?.status !== 'running') return result;
     const now = clock.now();
     await repo.releaseStaleClaims(accountId, campaignId, new Date(now.getTime() - config.claimTimeoutSeconds * 1000));
     if (await completeIfDone(campaign)) return { ...result, status: 'completed' };
     const agent = await deps.agents.forCall(accountId, campaign.agent_id);
-    if (!agent || agent.status !== 'active') return result;
+    if (agent?.status !== 'active') return result;
 
     for (let round = 0; round < 10; round++) {
       const free = await capacity(campaign);
@@ -346,7 +346,7 @@ export function createCampaignDialer(deps: DialerDeps) {
     let campaignId: string | null = null;
     const recorded = await repo.transaction(async (tx) => {
       const attempt = await tx.attemptOfCall(accountId, callId);
-      if (!attempt || attempt.status !== 'dialed') return false;
+      if (attempt?.status !== 'dialed') return false;
       campaignId = attempt.campaign_id;
       const campaign = (await tx.findForUpdate(accountId, attempt.campaign_id))!;
       await tx.endAttempt(accountId, attempt.id, {

@@ -249,7 +249,7 @@ export function createCampaignsService(deps: CampaignsDeps) {
     async start(auth: Auth, id: string) {
       await requireCampaign(auth, id);
       const agentRow = await requireCampaign(auth, id).then((row) => agents.forCall(auth.accountId, row.agent_id));
-      if (!agentRow || agentRow.status !== 'active') {
+      if (agentRow?.status !== 'active') {
         throw new AppError(
           'conflict',
           `The campaign's agent is ${agentRow?.status ?? 'deleted'}: only an active agent makes calls`,

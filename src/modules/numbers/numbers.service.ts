@@ -308,7 +308,7 @@ export function createNumbersService(deps: NumbersDeps) {
     },
 
     /** Free numbers of the built-in carrier in an area code, always in the same order. */
-    async searchInventory(auth: Auth, query: InventorySearchQuery) {
+    async searchInventory(_auth: Auth, query: InventorySearchQuery) {
       const country = query.country.toUpperCase();
       const { offers, fee } = await inventoryOf(country, query.areaCode, 'querystring');
       const free = await freeOffers(offers);

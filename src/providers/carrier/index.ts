@@ -26,4 +26,3 @@ export interface Carrier {
   /** The carrier's offer for one E.164 number, or null when it does not sell that number. */
   offerFor(e164: string): Promise<NumberOffer | null>;
 }
-
