@@ -248,6 +248,7 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
     ),
   'webhooks.claimDue': (q) => q.claimDue(new Date(), 10, { id: ID, until: new Date() }),
   'webhooks.endpointsByIds': (q) => q.endpointsByIds([ID]),
+  'webhooks.lockEndpoints': (q) => q.lockEndpoints([{ accountId: ACCOUNT, id: ID }]),
   'campaigns.settleContacts': (q) => q.settleContacts(ACCOUNT, ID, [{ contactId: ID, state: 'in_call', attempts: 1 }]),
   'campaigns.decideAttempts': (q) =>
     q.decideAttempts(ACCOUNT, [

@@ -110,6 +110,12 @@ function outcomeOf(attempt: EndedAttempt): AttemptOutcome {
   };
 }
 
+/** The endpoints a batch's attempts went to, once each. */
+function endpointsOf(attempts: EndedAttempt[]) {
+  const byId = new Map(attempts.map(({ delivery }) => [delivery.endpoint_id, delivery.account_id]));
+  return [...byId].map(([id, accountId]) => ({ id, accountId }));
+}
+
 /** Each endpoint's failure streak after a batch of its attempts; the tenth failure in a row disables it. */
 async function countStreaks(tx: WebhooksTx, attempts: EndedAttempt[]) {
   const byEndpoint = new Map<string, EndedAttempt[]>();
@@ -238,6 +244,7 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       await repo.transaction(async (tx) => {
         // A lease that ran out was taken over: its attempts are already recorded as cut off, and made again.
         if (!(await tx.releaseLease(batch.leaseId))) return;
+        await tx.lockEndpoints(endpointsOf(ended));
         await tx.recordOutcomes(ended.map(outcomeOf), clock.now());
         await countStreaks(tx, ended);
       });

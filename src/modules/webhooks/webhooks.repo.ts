@@ -69,6 +69,23 @@ export function webhookQueries(db: Executor) {
       return endpoints(accountId).selectAll().where('id', '=', id).executeTakeFirst();
     },
 
+    /**
+     * Locks these endpoints' rows until the transaction ends, in the order of their ids. A batch is recorded with its
+     * endpoints locked first, as deleting an endpoint locks it before its deliveries: taken in the other order, the
+     * two wait for each other (a deadlock, on PostgreSQL).
+     */
+    async lockEndpoints(endpoints: ReadonlyArray<{ accountId: string; id: string }>) {
+      if (endpoints.length === 0) return;
+      await db
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('account_id', '=', sql<string>`ANY(${[...new Set(endpoints.map((e) => e.accountId))]}::uuid[])`)
+        .where('id', '=', sql<string>`ANY(${endpoints.map((e) => e.id)}::uuid[])`)
+        .orderBy('id')
+        .forUpdate()
+        .execute();
+    },
+
     /** Locks the endpoint's row until the transaction ends, so streak updates and disabling happen in turn. */
     findEndpointForUpdate(accountId: string, id: string) {
       return endpoints(accountId).selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
