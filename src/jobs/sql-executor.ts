@@ -18,6 +18,12 @@ export interface PgBossDb {
 export interface TrackedSqlExecutor extends PgBossDb {
   /** Resolves once every statement already handed to executeSql has finished. */
   drain(): Promise<void>;
+  /**
+   * Drains, and leaves every later statement unanswered: pg-boss records a job that ended just as it stopped without
+   * waiting for the write (a failure there would end the process), after the database may be closed. Such a job stays
+   * active until its queue's expiry, then is retried by its policy.
+   */
+  close(): Promise<void>;
 }
 
 // pg-boss's install and maintenance scripts arrive as one string: BEGIN; ...; COMMIT;
@@ -25,6 +31,7 @@ const EXPLICIT_TRANSACTION = /^\s*BEGIN\b/i;
 
 export function createSqlExecutor(db: Kysely<Database>): TrackedSqlExecutor {
   const inFlight = new Set<Promise<unknown>>();
+  let closed = false;
 
   async function run(text: string, values: unknown[]) {
     if (values.length > 0 || !EXPLICIT_TRANSACTION.test(text)) return execRaw(db, text, values);
@@ -42,6 +49,7 @@ export function createSqlExecutor(db: Kysely<Database>): TrackedSqlExecutor {
 
   return {
     executeSql(text, values = []) {
+      if (closed) return new Promise<never>(() => undefined);
       const query = run(text, values);
       inFlight.add(query);
       const forget = () => inFlight.delete(query);
@@ -50,6 +58,10 @@ export function createSqlExecutor(db: Kysely<Database>): TrackedSqlExecutor {
     },
     async drain() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    async close() {
+      closed = true;
+      await this.drain();
     },
   };
 }

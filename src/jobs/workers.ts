@@ -103,7 +103,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
       await boss.stop({ graceful: true, wait: true, timeout: graceMs });
       // pg-boss stops waiting once its fetch loop is idle; a job fetched just as it stopped may still be running.
       if (running.size > 0) await settleBefore([...running], deadline);
-      await executor.drain();
+      await executor.close();
     },
   };
 }
