@@ -102,7 +102,7 @@ export async function openJobQueue(db: Db, options: { log: Logger; registry: Job
     send: (name, data, options) => enqueue(name, data as object, options),
     async close() {
       await boss.stop({ graceful: false, close: false });
-      await executor.close();
+      await executor.drain();
     },
   };
 }
