@@ -189,6 +189,15 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   return value;
 }
 
+/** A duration in seconds, which may have a fraction (0.5). */
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}, got "${raw}"`);
+  return value;
+}
+
 /** proxy-addr's names for address ranges, accepted alongside addresses and CIDRs. */
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
@@ -400,7 +409,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       numberRestMinutes: int(env, 'CAMPAIGN_NUMBER_REST_MINUTES', 240, 0),
       abandonMinLiveAnswered: int(env, 'CAMPAIGN_ABANDON_MIN_LIVE_ANSWERED', 20, 1),
       dialBatch: int(env, 'CAMPAIGN_DIAL_BATCH', 20, 1),
-      tickSeconds: int(env, 'CAMPAIGN_TICK_SECONDS', 2, 1),
+      tickSeconds: seconds(env, 'CAMPAIGN_TICK_SECONDS', 2, 0.1),
       claimTimeoutSeconds: int(env, 'CAMPAIGN_CLAIM_TIMEOUT_SECONDS', 120, 5),
       paceGovernor: bool(env, 'CAMPAIGN_PACE_GOVERNOR', true),
     },

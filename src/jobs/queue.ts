@@ -11,6 +11,17 @@ import type { JobName, JobPayloads, OutboxQueue, SendOptions } from '../events/o
 import type { JobRegistry } from './define.js';
 import { enqueued } from '../lib/wake.js';
 
+/** A job due within this long wakes its workers when it is due, instead of waiting for their next poll. */
+const WAKE_WHEN_DUE_MS = 10_000;
+
+function wakeWhenDue(queue: string, startAfter: Date | number | undefined, trx: object | undefined) {
+  if (startAfter === undefined) return enqueued(queue, trx);
+  const dueInMs = typeof startAfter === 'number' ? startAfter * 1000 : startAfter.getTime() - Date.now();
+  if (dueInMs <= 0) return enqueued(queue, trx);
+  // A few milliseconds late, so the fetch finds it due (the database's clock and ours may differ by that much).
+  if (dueInMs <= WAKE_WHEN_DUE_MS) setTimeout(() => enqueued(queue), dueInMs + 5).unref();
+}
+
 /** pg-boss keeps its tables in this schema, beside ours. */
 export const JOBS_SCHEMA = 'pgboss';
 // Any fixed number (apart from the migrations' one): serializes pg-boss installs and upgrades across instances.
@@ -82,8 +93,9 @@ export async function openJobQueue(db: Db, options: { log: Logger; registry: Job
       ...(startAfter !== undefined ? { startAfter } : {}),
       ...(priority !== undefined ? { priority } : {}),
     });
-    // A job due later is found by polling; one due now wakes this process's workers (after the commit, if any).
-    if (jobId !== null && startAfter === undefined) enqueued(name, trx);
+    // A job due now wakes this process's workers (after the commit, if any); one due within seconds wakes them when it
+    // is due; a job due later is found by polling.
+    if (jobId !== null) wakeWhenDue(name, startAfter, trx);
     return jobId;
   };
   const enqueueAll: JobQueue['enqueueAll'] = async (queues, data, { trx } = {}) => {

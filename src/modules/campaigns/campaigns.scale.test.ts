@@ -25,7 +25,7 @@ before(async () => {
   if (!onPostgres) return;
   kit = await startCallsApp({
     env: {
-      CAMPAIGN_TICK_SECONDS: '1',
+      CAMPAIGN_TICK_SECONDS: '0.2',
       // Every number is busy: no live answers, so the pace governor has nothing to govern and would hold its start pace.
       CAMPAIGN_PACE_GOVERNOR: 'false',
       TTS_PROVIDER: 'none',

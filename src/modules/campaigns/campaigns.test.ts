@@ -14,7 +14,7 @@ let kit: CallsKit;
 before(async () => {
   // Starts Monday 2 March 2026, 15:00 UTC: 10:00 in New York, 07:00 in Los Angeles, 05:00 in Honolulu.
   kit = await startCallsApp({
-    env: { CAMPAIGN_TICK_SECONDS: '1', TTS_PROVIDER: 'none', CALLS_MAX_CONCURRENT_PER_ACCOUNT: '20' },
+    env: { CAMPAIGN_TICK_SECONDS: '0.2', TTS_PROVIDER: 'none', CALLS_MAX_CONCURRENT_PER_ACCOUNT: '20' },
   });
 });
 after(() => kit.close());
