@@ -58,6 +58,9 @@ export interface KnowledgeConfig {
   budgetTokens: number;
   pdfMaxBytes: number;
   pdfMaxPages: number;
+  /** How long reading one PDF may take, and its reader's heap: a file past either is refused as too complex. */
+  pdfMaxSeconds: number;
+  pdfMaxMemoryMb: number;
   embeddings: { baseUrl: string; apiKey: string | null; model: string; timeoutMs: number } | null;
 }
 
@@ -386,6 +389,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       budgetTokens: int(env, 'KNOWLEDGE_BUDGET_TOKENS', 1200, 50),
       pdfMaxBytes: int(env, 'PDF_MAX_BYTES', 20 * 1024 * 1024, 1024),
       pdfMaxPages: int(env, 'PDF_MAX_PAGES', 500, 1),
+      pdfMaxSeconds: seconds(env, 'PDF_MAX_SECONDS', 30, 1),
+      pdfMaxMemoryMb: int(env, 'PDF_MAX_MEMORY_MB', 512, 64),
       embeddings: url(env, 'EMBEDDINGS_BASE_URL')
         ? {
             baseUrl: baseUrl(env, 'EMBEDDINGS_BASE_URL', OPENAI_BASE_URL),

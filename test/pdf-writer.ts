@@ -1,12 +1,16 @@
 /**
  * A small PDF writer for tests: pages of text lines in Helvetica (a real text layer), pages with only drawings (what a
  * scan without OCR looks like to a text extractor), and an encrypted variant (a Standard security handler whose user
- * password is not empty, so a reader must ask for it).
+ * password is not empty, so a reader must ask for it), and pages whose content is deflated (FlateDecode): a small
+ * file whose content inflates far beyond its size.
  */
+import { deflateSync } from 'node:zlib';
 export interface PdfOptions {
   /** Pages drawn without any text. */
   scanned?: boolean;
   encrypted?: boolean;
+  /** Each page's content stream deflated (FlateDecode), as most PDFs are. */
+  deflated?: boolean;
 }
 
 const escape = (text: string) => text.replace(/[\\()]/g, (c) => `\\${c}`);
@@ -22,7 +26,11 @@ export function writePdf(pages: string[][], options: PdfOptions = {}): Buffer {
     const content = options.scanned
       ? '0.5 g 40 40 500 700 re f'
       : `BT /F1 11 Tf 14 TL 50 780 Td ${lines.map((line) => `(${escape(line)}) Tj T*`).join(' ')} ET`;
-    const contentId = add(`<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`);
+    const stream = options.deflated ? deflateSync(Buffer.from(content, 'latin1')).toString('latin1') : content;
+    const filter = options.deflated ? ' /Filter /FlateDecode' : '';
+    const contentId = add(
+      `<< /Length ${Buffer.byteLength(stream, 'latin1')}${filter} >>\nstream\n${stream}\nendstream`,
+    );
     pageIds.push(
       add(
         `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents ${contentId} 0 R >>`,

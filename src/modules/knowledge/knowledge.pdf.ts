@@ -1,7 +1,14 @@
 /**
  * Text from a PDF, with pdf.js (through unpdf, which bundles a build that needs no worker or canvas). A file that
  * is not a PDF, is encrypted, has too many pages, or has no text layer (a scan) is refused with a clear 400.
+ *
+ * The parse runs in a worker thread of its own, with a memory and a time limit: a small file can hold content streams
+ * that inflate to hundreds of megabytes, and reading it on the main thread would stall every other request and could
+ * exhaust the process's memory. Such a file is refused as too complex.
  */
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { AppError } from '../../lib/errors.js';
 
@@ -13,12 +20,69 @@ export interface PdfText {
 const refuse = (message: string, reason: string, details: Record<string, unknown> = {}) =>
   new AppError('validation_failed', message, { reason, ...details });
 
-export async function pdfText(bytes: Buffer, limits: { maxPages: number }): Promise<PdfText> {
-  // A PDF starts with %PDF- within its first kilobyte.
-  if (!bytes.subarray(0, 1024).includes('%PDF-')) throw refuse('The file is not a PDF', 'not_pdf');
+export interface PdfLimits {
+  maxPages: number;
+  /** How long reading may take before the file is refused. */
+  maxSeconds: number;
+  /** The reader's heap, in megabytes. */
+  maxMemoryMb: number;
+}
+
+/** What the worker answers: the text, or the refusal to rebuild as an AppError. */
+export type PdfReply = { ok: PdfText } | { refused: { message: string; details: Record<string, unknown> } };
+
+// Runs under tsx (.ts) and compiled (.js) alike; under tsx the worker first registers tsx's loader.
+const extension = extname(fileURLToPath(import.meta.url));
+const workerUrl = new URL(`./knowledge.pdf-worker${extension}`, import.meta.url);
+
+function spawnReader(workerData: { bytes: Uint8Array; maxPages: number }, maxMemoryMb: number): Worker {
+  const options = { workerData, resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb } };
+  if (extension !== '.ts') return new Worker(workerUrl, options);
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}); })`;
+  return new Worker(bootstrap, { ...options, eval: true });
+}
+
+const tooComplex = (limits: PdfLimits) =>
+  refuse(
+    `The PDF is too complex to read within ${limits.maxSeconds} s and ${limits.maxMemoryMb} MB: save it again with a ` +
+      'PDF printer, or split it, and import it again',
+    'too_complex',
+    { maxSeconds: limits.maxSeconds },
+  );
+
+/** The PDF's text, read in a worker thread within the limits. */
+export function pdfText(bytes: Buffer, limits: PdfLimits): Promise<PdfText> {
+  // A PDF starts with %PDF- within its first kilobyte: anything else is refused without starting a reader.
+  if (!bytes.subarray(0, 1024).includes('%PDF-')) return Promise.reject(refuse('The file is not a PDF', 'not_pdf'));
+  return new Promise<PdfText>((resolve, reject) => {
+    const worker = spawnReader({ bytes: new Uint8Array(bytes), maxPages: limits.maxPages }, limits.maxMemoryMb);
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+      void worker.terminate();
+    };
+    const timer = setTimeout(() => settle(() => reject(tooComplex(limits))), limits.maxSeconds * 1000);
+    worker.once('message', (reply: PdfReply) =>
+      settle(() =>
+        'ok' in reply
+          ? resolve(reply.ok)
+          : reject(new AppError('validation_failed', reply.refused.message, reply.refused.details)),
+      ),
+    );
+    // Out of memory, or a crash inside pdf.js: the file, not the service, is at fault.
+    worker.once('error', () => settle(() => reject(tooComplex(limits))));
+    worker.once('exit', () => settle(() => reject(tooComplex(limits))));
+  });
+}
+
+/** The parse itself: what the worker thread runs. */
+export async function readPdfText(bytes: Uint8Array, limits: { maxPages: number }): Promise<PdfText> {
   let pdf;
   try {
-    pdf = await getDocumentProxy(new Uint8Array(bytes), {
+    pdf = await getDocumentProxy(bytes, {
       isEvalSupported: false,
       stopAtErrors: false,
       verbosity: 0,

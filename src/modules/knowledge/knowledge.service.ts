@@ -241,7 +241,11 @@ export function createKnowledgeService(deps: KnowledgeDeps) {
           limitBytes: config.pdfMaxBytes,
         });
       }
-      const pdf = await pdfText(file, { maxPages: config.pdfMaxPages });
+      const pdf = await pdfText(file, {
+        maxPages: config.pdfMaxPages,
+        maxSeconds: config.pdfMaxSeconds,
+        maxMemoryMb: config.pdfMaxMemoryMb,
+      });
       const knowledge =
         fields.mode === 'replace' || !agent.knowledgeBase.trim()
           ? pdf.text
