@@ -25,34 +25,10 @@ import type {
   UpdatePhoneNumberInput,
 } from './numbers.schemas.js';
 import type { Carrier, NumberOffer } from '../../providers/carrier/index.js';
-import {
-  endedCallOf,
-  REPUTATION_WINDOW_MS,
-  scoreReputation,
-  type CallEndEvent,
-  type NumberActivity,
-} from './numbers.reputation.js';
-
-/** A stored reputation check older than this is redone when the reputation list is read. */
-export const REPUTATION_MAX_AGE_MS = 60 * 60_000;
+import { createReputationChecks, reputationOf, toReputation } from './numbers.reputation-checks.js';
 
 /** Only what a phone number is written with: digits, spaces and + - ( ) . / */
 const PHONE_CHARACTERS = /^[0-9+\-\s()./]+$/;
-
-function reputationOf(row: PhoneNumberRow) {
-  if (row.reputation_checked_at === null || row.reputation_score === null || row.reputation_label === null) return null;
-  const calls = row.reputation_calls ?? 0;
-  const answered = row.reputation_answered ?? 0;
-  return {
-    score: row.reputation_score,
-    label: row.reputation_label,
-    calls24h: calls,
-    answeredCalls24h: answered,
-    shortCalls24h: row.reputation_short ?? 0,
-    answerRate: calls > 0 ? Math.round((answered / calls) * 1000) / 1000 : null,
-    checkedAt: row.reputation_checked_at.toISOString(),
-  };
-}
 
 const toPhoneNumber = (row: PhoneNumberRow) => ({
   id: row.id,
@@ -67,8 +43,6 @@ const toPhoneNumber = (row: PhoneNumberRow) => ({
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
-
-const toReputation = (row: PhoneNumberRow) => ({ phoneNumberId: row.id, number: row.number, ...reputationOf(row)! });
 
 /**
  * The country and (for +1 numbers, whose area code is the first three digits) the area code of a valid E.164
@@ -93,11 +67,9 @@ export interface NumbersDeps {
   carrier: Carrier;
 }
 
-/** Recorded calls older than this are deleted: the reputation reads only the last 24 hours. */
-const RECORDED_CALLS_KEPT_MS = 2 * REPUTATION_WINDOW_MS;
-
 export function createNumbersService(deps: NumbersDeps) {
   const { repo, clock, config, accounts, agents, carrier } = deps;
+  const reputation = createReputationChecks({ repo, clock });
 
   /** A number from a request, in E.164: any common format, read in the account's country when it has no country code. */
   async function e164(accountId: string, text: string, field: string) {
@@ -179,33 +151,6 @@ export function createNumbersService(deps: NumbersDeps) {
       actor: actorOf(auth),
     });
     return row;
-  }
-
-  /** Computes the rows' reputation from their calls of the last 24 hours and stores it; answers the updated rows. */
-  async function checkReputation(accountId: string, rows: PhoneNumberRow[]) {
-    if (rows.length === 0) return [];
-    const now = clock.now();
-    // Read before the transaction: on PGlite the pool is the transaction's one connection.
-    const activity = await repo.activity(
-      accountId,
-      rows.map((row) => row.number),
-      new Date(now.getTime() - REPUTATION_WINDOW_MS),
-    );
-    const byNumber = new Map(activity.map(({ number, ...counts }) => [number, counts]));
-    return repo.transaction(async (tx) => {
-      const checked: PhoneNumberRow[] = [];
-      for (const row of rows) {
-        const counts: NumberActivity = byNumber.get(row.number) ?? { calls: 0, answered: 0, short: 0 };
-        const updated = await tx.setReputation(accountId, row.id, {
-          ...scoreReputation(counts),
-          ...counts,
-          checkedAt: now,
-        });
-        // Released meanwhile: nothing to show for it.
-        if (updated) checked.push(updated);
-      }
-      return checked;
-    });
   }
 
   return {
@@ -362,19 +307,10 @@ export function createNumbersService(deps: NumbersDeps) {
     },
 
     /** Every number's reputation; a check never made, or older than an hour, is made now. */
-    async reputations(auth: Auth, page: Page) {
-      const { items, total } = await repo.list(auth.accountId, {}, page);
-      const staleBefore = clock.now().getTime() - REPUTATION_MAX_AGE_MS;
-      const stale = items.filter(
-        (row) => row.reputation_checked_at === null || row.reputation_checked_at.getTime() < staleBefore,
-      );
-      const fresh = new Map((await checkReputation(auth.accountId, stale)).map((row) => [row.id, row]));
-      const rows = items.map((row) => fresh.get(row.id) ?? row).filter((row) => reputationOf(row) !== null);
-      return envelope('reputations', rows.map(toReputation), total, page);
-    },
+    reputations: (auth: Auth, page: Page) => reputation.list(auth.accountId, page),
 
     async recheckReputation(auth: Auth, id: string) {
-      const [row] = await checkReputation(auth.accountId, [await requireNumber(auth, id)]);
+      const [row] = await reputation.check(auth.accountId, [await requireNumber(auth, id)]);
       if (!row) throw notFound('Phone number');
       return toReputation(row);
     },
@@ -405,14 +341,11 @@ export function createNumbersService(deps: NumbersDeps) {
      */
     async forCampaign(accountId: string, ids: readonly string[]) {
       const rows = (await Promise.all(ids.map((id) => repo.find(accountId, id)))).filter((row) => row !== undefined);
-      const staleBefore = clock.now().getTime() - REPUTATION_MAX_AGE_MS;
-      const stale = rows.filter(
-        (row) => row.reputation_checked_at === null || row.reputation_checked_at.getTime() < staleBefore,
-      );
-      const fresh = new Map((await checkReputation(accountId, stale)).map((row) => [row.id, row]));
-      return rows
-        .map((row) => fresh.get(row.id) ?? row)
-        .map((row) => ({ id: row.id, number: row.number, label: row.reputation_label }));
+      return (await reputation.current(accountId, rows)).map((row) => ({
+        id: row.id,
+        number: row.number,
+        label: row.reputation_label,
+      }));
     },
 
     /**
@@ -446,21 +379,8 @@ export function createNumbersService(deps: NumbersDeps) {
       };
     },
 
-    /**
-     * Subscriber to call.completed / call.failed: records an outbound call for its number's reputation, and forgets
-     * the number's calls too old to count. Idempotent: a call is recorded once however often its event comes.
-     */
-    async recordCallEnded(event: CallEndEvent & { accountId: string }) {
-      const call = endedCallOf(event);
-      if (!call) return { recorded: false };
-      await repo.recordCall(event.accountId, call);
-      await repo.forgetCalls(
-        event.accountId,
-        call.fromNumber,
-        new Date(clock.now().getTime() - RECORDED_CALLS_KEPT_MS),
-      );
-      return { recorded: true };
-    },
+    /** Subscriber to call.completed / call.failed (see numbers.reputation-checks.ts). */
+    recordCallEnded: reputation.recordCallEnded,
 
     /** Subscriber to agent.deleted: the deleted agent's numbers become unassigned. Idempotent. */
     async releaseDeletedAgent(event: DomainEvent) {
