@@ -3,13 +3,15 @@
  *
  *   npx tsx bench/calls-engine.ts
  *
- * 1. Engine. The real app and job workers (PGlite in memory, or DATABASE_URL) run CALLS concurrent calls on the
- *    simulated network with the built-in playbook engine, no speech synthesis (speech lasts its word count), on a
- *    clock SPEEDUP times faster than real time, so the engine, not simulated speech, sets the pace.
- *    Reported: calls completed per wall minute; the engine's own turn latency (wall time from the end of one
- *    utterance to the start of the next one, i.e. writing the turn, the LLM turn, the far end's reply: everything
- *    but simulated speech and the fixed pause between turns), p50/p99; the LLM call alone per agent turn; peak RSS
- *    and process CPU (all threads) over the run.
+ * 1. Engine. The real app and job workers (PGlite in memory, or DATABASE_URL) run CALLS calls on the simulated
+ *    network with the built-in playbook engine, no speech synthesis (speech lasts its word count), on a clock
+ *    SPEEDUP times faster than real time, so the engine, not simulated speech, sets the pace. The calls are placed
+ *    all at once (concurrent requests), and the live ones (dialing, ringing, connected) are counted every 100 ms.
+ *    Reported: the peak of live calls and how long it lasted; how long placing took; calls completed per wall minute;
+ *    the engine's own turn latency (wall time from the end of one utterance to the start of the next one, i.e.
+ *    writing the turn, the LLM turn, the far end's reply: everything but simulated speech and the fixed pause between
+ *    turns), p50/p99; the LLM call alone per agent turn; the job fetches the calls.run workers made per call; peak
+ *    RSS and process CPU (all threads) over the run; the load average before and after.
  * 2. LLM layer. A local OpenAI-compatible server (a child process, its own event loop) streams a short turn. In
  *    the same run, in interleaved blocks, the same turn is fetched through the LLM layer (createLlmClient with
  *    LLM_PROVIDER=openai, drained by collectChat) and directly (fetch, and undici.request, each reading the body to
@@ -34,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as wait } from 'node:timers/promises';
 import { pino } from 'pino';
 import { request } from 'undici';
+import type { CompiledQuery } from 'kysely';
 
 const CALLS = Number(process.env.CALLS ?? 200);
 const SPEEDUP = Number(process.env.SPEEDUP ?? 20);
@@ -41,6 +44,7 @@ const LLM_TURNS = Number(process.env.LLM_TURNS ?? 2000);
 const TTS_CALLS = Number(process.env.TTS_CALLS ?? 4);
 const IDLE_MS = Number(process.env.IDLE_MS ?? 5000);
 const BLOCK = 100;
+const LIVE_SAMPLE_MS = 100;
 const PAUSE_MS = 400; // the fixed pause before every utterance (calls.conversation.ts)
 
 const FINAL = new Set(['completed', 'failed', 'busy', 'no_answer']);
@@ -79,10 +83,16 @@ async function runCalls(options: RunOptions) {
   const { buildApp } = await import('../src/app.js');
   const { openInfrastructure } = await import('../src/runtime.js');
   const { startJobWorkers } = await import('../src/background.js');
+  const { sql } = await import('kysely');
+
+  const { createTestDatabase } = await import('../test/helpers.js');
 
   const storageDir = mkdtempSync(join(tmpdir(), 'parley-bench-objects-'));
+  // On PostgreSQL, a database of its own (dropped at the end), so a run finds no earlier run's rows.
+  const database = await createTestDatabase();
   const config = loadConfig({
     ...process.env,
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
     LOG_LEVEL: 'silent',
     DATA_DIR: ':memory:',
     STORAGE_DIR: storageDir,
@@ -147,8 +157,23 @@ async function runCalls(options: RunOptions) {
 
   const { app, services } = await buildApp({ config, ...infra, clock, logger: false });
   await app.ready();
+  // The workers' database counts the fetches of calls.run (pg-boss's job-claiming statement).
+  const fetches = { calls: 0 };
+  const db = infra.database.db;
+  const workersDb = new Proxy(db, {
+    get(target, property) {
+      if (property === 'executeQuery') {
+        return (query: CompiledQuery) => {
+          if (query.sql.includes('FOR UPDATE SKIP LOCKED') && query.parameters[0] === 'calls.run') fetches.calls++;
+          return target.executeQuery(query);
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
   const workers = await startJobWorkers({
-    db: infra.database.db,
+    db: workersDb,
     services,
     log: pino({ level: 'silent' }),
     pollingIntervalSeconds: 0.5,
@@ -193,14 +218,31 @@ async function runCalls(options: RunOptions) {
   const idle = process.cpuUsage(idleBefore);
   const idleCpuShare = (idle.user + idle.system) / 1000 / IDLE_MS;
 
-  // The run: every call placed at once, until the last one ends.
+  // The run: every call placed at once (concurrent requests), until the last one ends.
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+  // Live calls, counted from the trigger-kept call_counts (one account here), every LIVE_SAMPLE_MS.
+  const live = { peak: 0, samples: [] as number[], counting: true };
+  const countLive = (async () => {
+    while (live.counting) {
+      const row = await sql<{ live: string | number | null }>`
+        SELECT sum(calls) AS live FROM call_counts WHERE status IN ('dialing', 'ringing', 'connected')`.execute(db);
+      const now = Number(row.rows[0]?.live ?? 0);
+      live.samples.push(now);
+      live.peak = Math.max(live.peak, now);
+      await wait(LIVE_SAMPLE_MS);
+    }
+  })();
+  fetches.calls = 0;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  const callIds: string[] = [];
-  for (const contact of contacts)
-    callIds.push((await send('POST', `/crm/contacts/${contact.id}/call`, { agentId: agent.id }, auth)).callId);
+  const callIds = await Promise.all(
+    contacts.map(
+      async (contact) =>
+        (await send('POST', `/crm/contacts/${contact.id}/call`, { agentId: agent.id }, auth)).callId as string,
+    ),
+  );
+  const placedMs = performance.now() - started;
   const outcomes = new Map<string, string>();
   while (outcomes.size < callIds.length) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -210,7 +252,10 @@ async function runCalls(options: RunOptions) {
   }
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
+  const callsFetches = fetches.calls;
   clearInterval(sampler);
+  live.counting = false;
+  await countLive;
   const detail = await send('GET', `/calls/${callIds[0]}`, undefined, auth);
   const durations = (
     (await send('GET', '/calls?limit=500', undefined, auth)).calls as Array<{ durationSeconds: number | null }>
@@ -219,9 +264,15 @@ async function runCalls(options: RunOptions) {
   await workers.stop(10_000);
   await app.close();
   await infra.close();
+  await database.drop();
   rmSync(storageDir, { recursive: true, force: true });
   return {
     wallMs,
+    placedMs,
+    livePeak: live.peak,
+    /** How long the count of live calls stayed within 5% of its peak (samples × their interval). */
+    atPeakMs: live.samples.filter((n) => n >= 0.95 * live.peak).length * LIVE_SAMPLE_MS,
+    fetchesPerCall: callsFetches / callIds.length,
     cpuMs: (cpu.user + cpu.system) / 1000,
     peakRss,
     completed: [...outcomes.values()].filter((status) => status === 'completed').length,
@@ -289,12 +340,15 @@ async function llmLayer() {
 async function main() {
   if (process.argv.includes('--llm-server')) return llmServer();
   const database = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite (in memory)';
-  console.log(`calls engine: ${CALLS} concurrent sim calls, ${database}, clock x${SPEEDUP}; load ${load()}`);
+  console.log(`calls engine: ${CALLS} sim calls placed at once, ${database}, clock x${SPEEDUP}; load ${load()}`);
 
   const engine = await runCalls({ calls: CALLS, tts: 'none' });
   const minutes = engine.wallMs / 60_000;
   console.log(
-    `  ${engine.outcomes.length} calls ended (${engine.completed} completed) in ${(engine.wallMs / 1000).toFixed(1)} s wall`,
+    `  ${engine.outcomes.length} calls ended (${engine.completed} completed) in ${(engine.wallMs / 1000).toFixed(1)} s wall; placing them took ${(engine.placedMs / 1000).toFixed(1)} s (${((60_000 * CALLS) / engine.placedMs).toFixed(0)} placed per minute)`,
+  );
+  console.log(
+    `  peak of live calls: ${engine.livePeak} of ${CALLS} (within 5% of it for ${(engine.atPeakMs / 1000).toFixed(1)} s); calls.run fetches per call: ${engine.fetchesPerCall.toFixed(1)}`,
   );
   console.log(
     `  calls completed per minute (wall, clock x${SPEEDUP}): ${(engine.completed / minutes).toFixed(0)}; mean call ${engine.meanDurationSeconds.toFixed(0)} s simulated, ${engine.sampleTurns} turns`,

@@ -27,10 +27,13 @@ const FILE_TIMEOUT_OVERRIDES_MS = {
   // 2,000 contacts through two dialers and the call engine: about 2 minutes on an idle 2-core machine, over 5 when
   // the machine is loaded (the call engine starts one account's calls one at a time).
   'src/modules/campaigns/campaigns.scale.test.ts': 600_000,
-  // Starts, stops and kills some ten service processes, each loading the TypeScript sources: over 5 minutes when
-  // the machine is loaded.
+  // Starts, stops and kills some fifteen service processes (and six lock racers), each loading the TypeScript
+  // sources: over 5 minutes when the machine is loaded.
   'test/lifecycle.test.ts': 600_000,
 };
+// Browser scenarios (test/browser/) each start a server and a browser page, and some wait for a call on the
+// simulated network in real time: a file of them gets 10 minutes.
+const BROWSER_FILE_TIMEOUT_MS = 600_000;
 const SLOWEST_SHOWN = 10;
 const PRELOAD = fileURLToPath(new URL('./preload-dependencies.mjs', import.meta.url));
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
@@ -132,7 +135,8 @@ function runFile(file, names) {
   );
   running.add(child);
   let timedOut = false;
-  const timeoutMs = FILE_TIMEOUT_OVERRIDES_MS[file] ?? FILE_TIMEOUT_MS;
+  const timeoutMs =
+    FILE_TIMEOUT_OVERRIDES_MS[file] ?? (file.startsWith('test/browser/') ? BROWSER_FILE_TIMEOUT_MS : FILE_TIMEOUT_MS);
   const timer = setTimeout(() => {
     timedOut = true;
     stopGroup(child);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -24,6 +24,9 @@ import {
 } from './http/rate-limit.js';
 import { checkRequestText, createValidatorCompiler, registerJsonBodyParser } from './http/validation.js';
 import { registerCsvBodyParser } from './http/csv-body.js';
+import { dashboardRoutes } from './http/static.js';
+import { refuseCrossSiteCookieWrites } from './http/csrf.js';
+import { RequestLogController, requestLogSerializers } from './http/request-log.js';
 import { docsUiOptions, openApiOptions, registerSharedSchemas } from './http/openapi.js';
 import type { App } from './http/types.js';
 import type { Config } from './config.js';
@@ -83,26 +86,6 @@ function trustProxyOption(trust: Config['trustProxy']) {
   return typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust;
 }
 
-/** Requests are logged at debug unless LOG_REQUESTS asks for info (a quiet terminal by default); errors stay errors. */
-class RequestLogController extends LogController {
-  constructor(private readonly level: 'info' | 'debug') {
-    super();
-  }
-
-  override incomingRequest(request: FastifyRequest) {
-    request.log[this.level]({ req: request }, 'incoming request');
-  }
-
-  override requestCompleted(error: Error | null, _request: FastifyRequest, reply: FastifyReply) {
-    if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-    else reply.log[this.level]({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
-  }
-
-  override routeNotFound(request: FastifyRequest) {
-    request.log[this.level](`Route ${request.method}:${request.url} not found`);
-  }
-}
-
 export interface BuildAppOptions extends CoreDeps {
   logger?: boolean | object;
   /** The process's logger (main.ts), shared by requests and services; takes the place of `logger`. */
@@ -113,11 +96,12 @@ export async function buildApp(options: BuildAppOptions) {
   const { config } = options;
   const app = Fastify({
     ...(options.loggerInstance
-      ? { loggerInstance: options.loggerInstance }
+      ? { loggerInstance: options.loggerInstance.child({}, { serializers: requestLogSerializers }) }
       : {
           logger: options.logger ?? {
             level: config.logLevel,
             redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+            serializers: requestLogSerializers,
           },
         }),
     logController: new RequestLogController(config.logRequests ? 'info' : 'debug'),
@@ -197,9 +181,12 @@ export async function buildApp(options: BuildAppOptions) {
     if (counted) await enforceRateLimit(request, reply, limits);
   });
 
-  // Whoever opens the bare address is pointed at the documentation.
+  // A write signed in with the session cookie must come from the dashboard's own page.
+  app.addHook('onRequest', refuseCrossSiteCookieWrites(config));
+
+  // The dashboard at `/` and its pages; /api/ is the API's.
+  dashboardRoutes(app, { publicBaseUrl: config.publicBaseUrl });
   const docsLinks = { docs: '/api/docs', openapi: '/api/v1/openapi.json', health: '/api/health' };
-  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/api/docs'));
 
   await app.register(
     async (api) => {

@@ -87,6 +87,8 @@ export interface WebhooksConfig {
   retentionDays: number;
   /** Delivery attempts one worker process makes at once. */
   concurrencyPerWorker: number;
+  /** Endpoints one account may register. */
+  maxEndpointsPerAccount: number;
 }
 
 /** How calls run: the voice provider, limits and timings, and the secrets that sign asset URLs and provider callbacks. */
@@ -183,22 +185,40 @@ export type TrustProxy = false | number | string[];
 
 export class ConfigError extends Error {}
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+/**
+ * A number setting is written in plain decimal digits: "abc", "0x10", "1e3", " 5" or "5," is a mistake, refused rather
+ * than read as 0 or as another number.
+ */
+const INTEGER = /^\d+$/;
+const DECIMAL = /^\d+(?:\.\d+)?$/;
+
+function number(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  { min, max, kind }: { min: number; max: number; kind: 'an integer' | 'a number' },
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min)
-    throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  const shaped = (kind === 'an integer' ? INTEGER : DECIMAL).test(raw) && Number.isSafeInteger(Math.trunc(value));
+  if (!shaped || value < min) throw new ConfigError(`${name} must be ${kind} >= ${min}, got "${raw}"`);
+  if (value > max) throw new ConfigError(`${name} must be at most ${max}, got "${raw}"`);
   return value;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  return number(env, name, fallback, { min, max, kind: 'an integer' });
 }
 
 /** A duration in seconds, which may have a fraction (0.5). */
 function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}, got "${raw}"`);
-  return value;
+  return number(env, name, fallback, { min, max: Number.MAX_SAFE_INTEGER, kind: 'a number' });
+}
+
+/** A share from 0 to 1 (0.25). */
+function share(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  return number(env, name, fallback, { min: 0, max: 1, kind: 'a number' });
 }
 
 /** proxy-addr's names for address ranges, accepted alongside addresses and CIDRs. */
@@ -309,21 +329,18 @@ function storageConfig(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
 }
 
 function callsConfig(env: NodeJS.ProcessEnv): CallsConfig {
-  const maxDurationSeconds = int(env, 'CALLS_MAX_DURATION_SECONDS', 600, 10);
-  // A call runs as one job; the job queue fails jobs older than 4 hours.
-  if (maxDurationSeconds > 3 * 3600)
-    throw new ConfigError('CALLS_MAX_DURATION_SECONDS must be at most 10800 (3 hours)');
   return {
     voiceProvider: oneOf(env, 'VOICE_PROVIDER', ['sim'], 'sim'),
     maxConcurrentPerAccount: int(env, 'CALLS_MAX_CONCURRENT_PER_ACCOUNT', 5, 1),
     concurrencyPerWorker: int(env, 'CALLS_PER_WORKER', 10, 1),
-    maxDurationSeconds,
+    // A call runs as one job; the job queue fails jobs older than 4 hours: 3 hours at most.
+    maxDurationSeconds: int(env, 'CALLS_MAX_DURATION_SECONDS', 600, 10, 3 * 3600),
     heartbeatStaleSeconds: int(env, 'CALLS_HEARTBEAT_STALE_SECONDS', 30, 1),
     assetUrlTtlSeconds: int(env, 'ASSET_URL_TTL_SECONDS', 900, 1),
     assetUrlSecret: secret(env, 'ASSET_URL_SECRET'),
     voiceProviderSecret: secret(env, 'VOICE_PROVIDER_SECRET'),
     simAgentSlots: int(env, 'SIM_AGENT_SLOTS', 0, 0),
-    simLateStartRate: Math.min(1, Math.max(0, Number(env.SIM_AGENT_LATE_START_RATE ?? '0') || 0)),
+    simLateStartRate: share(env, 'SIM_AGENT_LATE_START_RATE', 0),
     simLateStartMs: int(env, 'SIM_AGENT_LATE_START_MS', 3000, 0),
   };
 }
@@ -349,7 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = env.DATA_DIR || './data';
   return {
     host: env.HOST || '127.0.0.1',
-    port: int(env, 'PORT', 3000),
+    port: int(env, 'PORT', 3000, 0, 65_535),
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL'),
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1),
@@ -407,6 +424,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rotationOverlapHours: int(env, 'WEBHOOK_ROTATION_OVERLAP_HOURS', 24, 0),
       retentionDays: int(env, 'WEBHOOK_RETENTION_DAYS', 30, 1),
       concurrencyPerWorker: int(env, 'WEBHOOK_CONCURRENCY', 8, 1),
+      maxEndpointsPerAccount: int(env, 'WEBHOOK_MAX_ENDPOINTS_PER_ACCOUNT', 50, 1),
     },
     campaigns: {
       dailyAttemptLimit: int(env, 'CAMPAIGN_DAILY_ATTEMPT_LIMIT', 3, 1),

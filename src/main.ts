@@ -24,7 +24,7 @@ import {
   type Infrastructure,
 } from './runtime.js';
 import { startJobWorkers, type JobWorkers } from './background.js';
-import { seedDemo } from './demo/demo.js';
+import { demoCommands, seedDemo } from './demo/demo.js';
 
 const ROLES: Role[] = ['all', 'api', 'worker', 'migrate'];
 // Headroom past the job grace for closing the database; past it the process exits regardless.
@@ -129,7 +129,8 @@ async function abortStart(error: unknown, opened?: { close(): Promise<void> }): 
 if (role === 'migrate') {
   const storage = await openStorage(config, { log }).catch((error) => abortStart(error));
   await storage.close();
-  log.info({ ...storageDescription, applied: storage.appliedMigrations }, 'migrations applied');
+  // A count, not the files' names (schema_migrations has them): one line.
+  log.info({ ...storageDescription, migrations: storage.appliedMigrations.length }, 'migrations applied');
   process.exit(0);
 }
 
@@ -145,7 +146,7 @@ function checkPortFree(): Promise<void> {
 
 await checkPortFree().catch((error) => abortStart(error));
 const infra = await openInfrastructure(config, { log }).catch((error) => abortStart(error));
-if (infra.appliedMigrations.length > 0) log.info({ applied: infra.appliedMigrations }, 'migrations applied');
+if (infra.appliedMigrations.length > 0) log.info({ migrations: infra.appliedMigrations.length }, 'migrations applied');
 
 async function startRole(infra: Infrastructure) {
   const built =
@@ -189,6 +190,11 @@ if (demo && app) {
         ? `demo account created: sign in as ${seeded.email} with the password "${seeded.password}"; ${seeded.calls.length} calls are running on the simulated network`
         : `demo account already there: sign in as ${seeded.email} with the password "${seeded.password}"`,
     );
+    if (url)
+      log.info(
+        { demoCommands: demoCommands(`${url}/api`) },
+        `to see the demo's calls, open ${url}/ and sign in, or run:\n  ${demoCommands(`${url}/api`).join('\n  ')}`,
+      );
   } catch (error) {
     log.error({ err: error }, 'the demo could not be set up');
   }

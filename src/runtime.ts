@@ -1,3 +1,5 @@
+import { accessSync, constants, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
@@ -16,8 +18,9 @@ import {
 } from './lib/broadcast.js';
 import { createLlmClient, type LlmClient } from './providers/llm/index.js';
 import { createTtsProvider, type TtsProvider } from './providers/tts/index.js';
-import { createObjectStorage, type ObjectStorage } from './providers/storage/index.js';
+import { createObjectStorage, directoryProblem, type ObjectStorage } from './providers/storage/index.js';
 import { lockDataDir } from './lib/data-dir-lock.js';
+import { makeDirectory } from './lib/directories.js';
 
 export { DataDirInUseError } from './lib/data-dir-lock.js';
 
@@ -83,12 +86,46 @@ function databaseStartError(error: unknown, config: Config): StartupError | null
     }
     return null;
   }
-  if (code && FILE_ERRORS.includes(code)) {
-    return new StartupError(
-      `The data directory ${config.dataDir} cannot be created or written (${code}): fix its permissions, or set DATA_DIR to a directory this user can write.`,
-    );
-  }
+  if (code && FILE_ERRORS.includes(code)) return dataDirStartError(config, code);
   return null;
+}
+
+/** A directory the start needs and cannot make or write, told with the setting that moves it. */
+function directoryStartError(directory: string, setting: string, code: string) {
+  return new StartupError(
+    `The ${directory} cannot be created or written (${code}): fix its permissions, or set ${setting} to a directory this user can write.`,
+  );
+}
+
+const dataDirStartError = (config: Config, code: string) =>
+  directoryStartError(`data directory ${config.dataDir}`, 'DATA_DIR', code);
+
+/** PGlite's directory on disk, or null (PostgreSQL, or everything in memory). */
+const embeddedDataDir = (config: Config) =>
+  config.databaseUrl || config.dataDir === ':memory:' ? null : config.dataDir;
+
+/** Creates PGlite's data directory, so that a bad DATA_DIR is told as such, before anything under it is. */
+function makeDataDir(config: Config) {
+  if (!embeddedDataDir(config)) return;
+  try {
+    makeDirectory(config.dataDir);
+    accessSync(config.dataDir, constants.W_OK);
+  } catch (error) {
+    throw dataDirStartError(config, errorCode(error) ?? (error as Error).message);
+  }
+}
+
+/**
+ * Local object storage must be writable before the start goes on: the server would otherwise run, say it is
+ * healthy, and lose every recording. (A bucket is reached over the network and may come back: health reports it.)
+ */
+async function checkLocalStorage(config: Config) {
+  if (config.storage.driver !== 'local' || !config.storage.dir) return;
+  const problem = await directoryProblem(config.storage.dir);
+  if (problem) {
+    const directory = `storage directory ${resolve(config.storage.dir)} (recordings and other files)`;
+    throw directoryStartError(directory, 'STORAGE_DIR', problem);
+  }
 }
 
 /** Connects to Redis before anything relies on it; past the start, ioredis reconnects by itself. */
@@ -151,8 +188,13 @@ export interface InfrastructureOptions extends StorageOptions {
  */
 export async function openStorage(config: Config, options: StorageOptions = {}): Promise<Storage> {
   const log = options.log ?? pino({ level: config.logLevel });
-  const releaseDataDir = config.databaseUrl || config.dataDir === ':memory:' ? () => {} : lockDataDirOrExplain(config);
+  const dataDir = embeddedDataDir(config);
+  const releaseDataDir = dataDir ? lockDataDirOrExplain(config) : () => {};
   try {
+    // Creating a new embedded database takes seconds (tens on a busy machine): said, so the wait is not silence.
+    if (dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) {
+      log.info(`creating the database in ${resolve(dataDir)} (the first start takes a while)…`);
+    }
     const database = await openDatabase({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
@@ -161,6 +203,7 @@ export async function openStorage(config: Config, options: StorageOptions = {}):
       restoreFrom: options.restoreFrom,
     });
     try {
+      log.info('applying migrations…');
       const appliedMigrations = await migrate(database.db);
       const jobs = await openJobQueue(database.db, { log, registry: jobRegistry });
       return {
@@ -184,6 +227,7 @@ export async function openStorage(config: Config, options: StorageOptions = {}):
 }
 
 function lockDataDirOrExplain(config: Config) {
+  makeDataDir(config);
   try {
     return lockDataDir(config.dataDir);
   } catch (error) {
@@ -202,8 +246,10 @@ export function createProviders(config: Config): Providers {
 
 /** Storage, plus Redis when configured (shared counters); what the api and worker roles run on. */
 export async function openInfrastructure(config: Config, options: InfrastructureOptions = {}): Promise<Infrastructure> {
-  // First, so a misconfigured provider stops the start before anything is opened.
+  // First, so a misconfigured provider or an unwritable directory stops the start before anything is opened.
   const providers = createProviders(config);
+  makeDataDir(config);
+  await checkLocalStorage(config);
   // Redis before the database: an unreachable one is reported at once, not after the migrations.
   const redis = config.redisUrl ? await connectRedis(config.redisUrl) : null;
   let storage: Storage;

@@ -130,7 +130,13 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
   // A model writes and reviews agents only when one is configured; the playbook engine is not a model.
   const llmConfigured = config.llm.provider === 'openai';
   const safety = createSafetyService({ agents, llm: providers.llm, llmConfigured });
-  const agentTemplates = createAgentTemplatesService({ agents, safety, llm: providers.llm, llmConfigured });
+  const agentTemplates = createAgentTemplatesService({
+    agents,
+    dispositions,
+    safety,
+    llm: providers.llm,
+    llmConfigured,
+  });
   const agentLlm = createAgentLlmService({
     config,
     log: log.child({ component: 'agent-llm' }),
@@ -160,6 +166,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
       },
     }),
     agentLlm: agentLlm.forCall,
+    agentModel: agentLlm.modelFor,
     tts: providers.tts,
     objects: providers.objects,
     broadcast: deps.broadcast,
@@ -189,7 +196,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     /** Where a transaction records domain events and enqueues jobs (`repo.transaction` hands it to modules). */
     outbox,
     events: createDomainEventsService({ db, clock }),
-    system: createSystemService({ db, redis, config, clock, databaseKind }),
+    system: createSystemService({ db, redis, config, clock, databaseKind, objects: providers.objects }),
     auth,
     apiKeys: createApiKeysService({ repo: createApiKeysRepo(db, outbox), clock, bus: deps.bus }),
     agents,

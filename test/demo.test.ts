@@ -12,6 +12,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { demoCommands } from '../src/demo/demo.js';
 import { NODE_ARGS, PGLITE_PASS_ONLY, ROOT } from './process-kit.js';
 
 const dataDir = await mkdtemp(join(tmpdir(), 'parley-demo-'));
@@ -89,7 +90,7 @@ async function signIn(url: string, demo: { email: string; password: string }) {
 async function checkDemo(first: Demo) {
   const demo = first.line.demo as { email: string; password: string; created: boolean; calls: number };
   assert.equal(demo.created, true);
-  assert.equal(demo.calls, 5);
+  assert.equal(demo.calls, 8);
   assert.match(first.line.msg!, /sign in as demo@parley\.example with the password "parley demo password"/);
   const get = await signIn(first.url, demo);
 
@@ -103,33 +104,49 @@ async function checkDemo(first: Demo) {
     numbers.map((n) => n.source),
     ['purchased'],
   );
-  assert.equal((await (await get('/contacts')).json()).total, 5);
+  assert.equal((await (await get('/contacts')).json()).total, 8);
 
   // The calls really run: wait until every one has ended.
-  let calls: Array<{
+  type Listed = {
     id: string;
     status: string;
     endReason: string | null;
+    disposition: string | null;
     recordingStorageKey: string | null;
-    totalCostUsd: string;
-  }> = [];
+  };
+  let calls: Listed[] = [];
   for (let i = 0; i < 600; i++) {
     calls = (await (await get('/calls?limit=25')).json()).calls;
-    if (calls.length === 5 && calls.every((c) => ['completed', 'failed', 'busy', 'no_answer'].includes(c.status)))
+    if (calls.length === 8 && calls.every((c) => ['completed', 'failed', 'busy', 'no_answer'].includes(c.status)))
       break;
     await sleep(500);
   }
+  // Every persona and every network outcome, each with the disposition it calls for (the reminder agent's refusal
+  // is a cancelled appointment, its own code).
   assert.deepEqual(
-    calls.map((c) => c.status),
-    ['completed', 'completed', 'completed', 'completed', 'completed'],
-    `the calls' ends: ${calls.map((c) => `${c.status} (${c.endReason})`).join(', ')}`,
+    calls.map((c) => `${c.status} ${c.disposition}`).sort(),
+    [
+      'busy busy',
+      'completed appointment_booked',
+      'completed callback_requested',
+      'completed callback_requested',
+      'completed cancelled',
+      'completed do_not_call',
+      'completed voicemail',
+      'no_answer no_answer',
+    ],
+    `the calls' ends: ${calls.map((c) => `${c.status} (${c.endReason}, ${c.disposition})`).join(', ')}`,
   );
   const answered = calls.filter((c) => c.recordingStorageKey !== null);
-  assert.ok(answered.length >= 4, 'the answered calls have recordings');
-  for (const call of answered) {
+  assert.ok(answered.length >= 6, 'the answered calls have recordings');
+  for (const call of calls.filter((c) => c.status === 'completed')) {
     const detail = await (await get(`/calls/${call.id}`)).json();
     assert.ok(detail.transcript.length >= 2, 'a transcript');
+    for (const turn of detail.transcript as Array<{ speaker: string; text: string }>)
+      assert.doesNotMatch(turn.text, /\{\{|\[[a-z ]+\]/i, 'every blank is filled');
     assert.ok(detail.costItems.length > 0 && Number(detail.totalCostUsd) > 0, 'costs');
+  }
+  for (const call of answered) {
     const recording = await fetch(`${first.url}/api/v1/calls/${call.id}/asset-url?asset=recording`);
     assert.equal(recording.status, 401, 'the signed URL needs credentials to be made');
   }
@@ -144,13 +161,30 @@ async function checkDemo(first: Demo) {
   );
 }
 
+/** The README's three commands to see the demo's calls, as written, run by bash: they list all eight. */
+async function checkDemoCommands(url: string, dir: string) {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('- **The demo**'), readme.indexOf('## A five-minute tour'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!.replace(/^ {2}/gm, '');
+  assert.deepEqual(block.trim().split('\n'), demoCommands('http://127.0.0.1:3000/api'), 'the README shows them');
+  const script = block.replaceAll('http://127.0.0.1:3000/api', `${url}/api`);
+  const output = await new Promise<string>((resolve, reject) => {
+    const bash = spawn('bash', ['-c', script], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    bash.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    bash.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    bash.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${text}`))));
+  });
+  assert.match(output, /"total":8,"limit":25/, output);
+}
+
 /** A second start finds the demo account and adds nothing. */
 async function checkDemoAgain(second: Demo) {
   const demo = { email: 'demo@parley.example', password: 'parley demo password' };
   assert.equal((second.line.demo as { created: boolean }).created, false);
   assert.match(second.line.msg!, /^demo account already there: sign in as demo@parley\.example/);
   const again = await signIn(second.url, demo);
-  assert.equal((await (await again('/calls')).json()).total, 5, 'no new calls');
+  assert.equal((await (await again('/calls')).json()).total, 8, 'no new calls');
   assert.equal((await (await again('/agents')).json()).agents.length, 2);
 }
 
@@ -194,8 +228,12 @@ test('the demo and the README tour on the real server, and again after a restart
   try {
     const first = await startDemo();
     await Promise.all([
-      t.test('the demo account, its agents, list, number and calls with transcripts, recordings and costs', () =>
-        checkDemo(first),
+      t.test(
+        'the demo account, its agents, list, number and calls with transcripts, recordings and costs',
+        async () => {
+          await checkDemo(first);
+          await checkDemoCommands(first.url, tourDir);
+        },
       ),
       t.test('the README tour, as written, runs against it', () => checkTour(first.url, tourDir, 1)),
     ]);

@@ -4,8 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -29,10 +29,14 @@ interface Spawned {
   exited: Promise<number | null>;
 }
 
-/** Starts `src/main.ts` with only the environment given (no DATABASE_URL or REDIS_URL unless passed). */
-function spawnParley(args: string[], env: Record<string, string>): Spawned {
+/**
+ * Starts `src/main.ts` with only the environment given (no DATABASE_URL or REDIS_URL unless passed). `through`: a
+ * command that runs node for it (its arguments, then node's).
+ */
+function spawnParley(args: string[], env: Record<string, string>, through: string[] = []): Spawned {
   const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
-  const child = spawn(process.execPath, [...NODE_ARGS, 'src/main.ts', ...args], {
+  const [command = process.execPath, ...commandArgs] = [...through, process.execPath];
+  const child = spawn(command, [...commandArgs, ...NODE_ARGS, 'src/main.ts', ...args], {
     cwd: ROOT,
     env: {
       ...inherited,
@@ -146,6 +150,9 @@ async function restartKeepsData(storage: Record<string, string>, dataDir: string
 
   const first = await startServer([], env);
   assert.equal(first.started.role, 'all');
+  // The start says how many, not every name (one line on a terminal).
+  const workers = first.lines.find((l) => l.msg === 'job workers started');
+  assert.ok(typeof workers?.jobs === 'number' && workers.jobs > 0 && typeof workers.loops === 'number');
   assert.equal(first.started.storage, env.DATABASE_URL ? 'postgres' : 'pglite');
   assert.equal(first.started.redis, env.REDIS_URL ? 'on' : 'off');
   const register = await fetch(`${first.url}/api/v1/auth/register`, {
@@ -273,7 +280,7 @@ test('on PostgreSQL (and Redis): the same restart keeps data and hangs up the li
 });
 
 async function migrateTwice(env: Record<string, string>) {
-  const runs: unknown[] = [];
+  const runs: Array<{ applied: unknown; messages: unknown[] }> = [];
   for (let i = 0; i < 2; i++) {
     const run = spawnParley(['--role', 'migrate'], env);
     const done = await run.waitForLog((l) => l.msg === 'migrations applied');
@@ -283,11 +290,26 @@ async function migrateTwice(env: Record<string, string>) {
       false,
       'migrate does not serve',
     );
-    runs.push(done.applied);
+    runs.push({ applied: done.migrations, messages: run.lines.map((l) => l.msg) });
   }
-  const [first, second] = runs as string[][];
-  assert.ok(first!.length > 0 && first!.includes('0001_accounts.sql'), 'the first run applies every migration');
-  assert.deepEqual(second, [], 'the second run has nothing left to apply');
+  const [first, second] = runs;
+  const migrations = readdirSync(join(ROOT, 'src/db/migrations')).filter((name) => /^\d{4}_.+\.sql$/.test(name));
+  assert.equal(first!.applied, migrations.length, 'the first run applies every migration, and says how many');
+  assert.equal(second!.applied, 0, 'the second run has nothing left to apply');
+  // The wait is announced, and the outcome is one line, not a list of files.
+  const said = first!.messages;
+  assert.ok(said.indexOf('applying migrations…') < said.indexOf('migrations applied'), JSON.stringify(said));
+  if (env.DATA_DIR) {
+    assert.ok(
+      said.some((m) => typeof m === 'string' && m.startsWith('creating the database in ')),
+      'a new embedded database is announced',
+    );
+    assert.equal(
+      second!.messages.some((m) => typeof m === 'string' && m.startsWith('creating the database')),
+      false,
+      'an existing one is not created again',
+    );
+  }
 }
 
 test("--role migrate applies migrations and exits 0, is safe to run twice, and takes over a dead process's lock (PGlite)", {
@@ -333,6 +355,72 @@ test('--role api and --role worker are refused on PGlite with a clear message', 
     assert.match(unknown!.stderr(), /--role must be one of all, api, worker, migrate/);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * A directory made read-only for one process: a private mount namespace with a read-only file system at `dir`
+ * (`unshare`, as root or with user namespaces). Null where this machine does not allow it.
+ */
+function readOnlyMount(dir: string): string[] | null {
+  const through = ['unshare', '-m', 'sh', '-c', 'mount -t tmpfs -o ro tmpfs "$0" && exec "$@"', dir];
+  const probe = spawnSync(through[0]!, [...through.slice(1), 'true'], { stdio: 'ignore' });
+  return probe.status === 0 ? through : null;
+}
+
+/** The run exits 2 with one sentence on stderr, no stack, within a minute (a start that spins is stopped). */
+async function assertRefused(run: Spawned, pattern: RegExp) {
+  const deadline = setTimeout(() => run.child.kill('SIGKILL'), 60_000);
+  const code = await run.exited;
+  clearTimeout(deadline);
+  assert.equal(code, 2, `exit code; stderr: ${run.stderr()}`);
+  const lines = run.stderr().trim().split('\n');
+  assert.equal(lines.length, 1, `one line: ${run.stderr()}`);
+  assert.match(lines[0]!, pattern);
+  assert.doesNotMatch(run.stderr(), /\n\s+at /);
+}
+
+test('a directory that cannot be made or written stops the start: one sentence, exit 2', {
+  skip: PGLITE_PASS_ONLY,
+}, async (t) => {
+  const scratch = await mkdtemp(join(tmpdir(), 'parley-dirs-'));
+  const file = join(scratch, 'a-file');
+  writeFileSync(file, 'not a directory');
+  const readOnly = join(scratch, 'read-only');
+  mkdirSync(readOnly);
+  const mount = readOnlyMount(readOnly);
+  try {
+    const runs = [
+      // Once spun at full CPU after "starting", deaf to SIGTERM (node's recursive mkdir loops under /proc).
+      assertRefused(
+        spawnParley([], { DATA_DIR: '/proc/parley-nope' }),
+        /^The data directory \/proc\/parley-nope cannot be created or written \(ENOENT\): fix its permissions, or set DATA_DIR to a directory this user can write\.$/,
+      ),
+      // Once started, said it was healthy, and lost every recording.
+      assertRefused(
+        spawnParley([], { DATA_DIR: ':memory:', STORAGE_DIR: join(file, 'objects') }),
+        /^The storage directory .*a-file\/objects \(recordings and other files\) cannot be created or written \(ENOTDIR\): fix its permissions, or set STORAGE_DIR to a directory this user can write\.$/,
+      ),
+    ];
+    if (mount) {
+      // Once a stack (node's recursive mkdir answers ENOENT there); the data directory is told, not what is under it.
+      runs.push(
+        assertRefused(
+          spawnParley([], { DATA_DIR: join(readOnly, 'data') }, mount),
+          /^The data directory .*read-only\/data cannot be created or written \(EROFS\): fix its permissions/,
+        ),
+        assertRefused(
+          spawnParley([], { DATA_DIR: readOnly }, mount),
+          /^The data directory .*read-only cannot be created or written \(EROFS\): fix its permissions/,
+        ),
+      );
+    } else {
+      t.diagnostic('no read-only mount on this machine (unshare): the read-only file system cases are skipped');
+    }
+    await Promise.all(runs);
+    assert.deepEqual(readdirSync(scratch).sort(), ['a-file', 'read-only'], 'nothing was created');
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
   }
 });
 

@@ -34,9 +34,11 @@ function operations(): Array<{ where: string; path: string; method: string; op: 
 }
 const component = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')];
 
-test('openapi.json is OpenAPI 3.1, version 1.0.0, public, with both security schemes', async () => {
+test('openapi.json is OpenAPI 3.1, version 1.0.0, Apache-2.0 as LICENSE, public, with both security schemes', async () => {
   assert.equal(doc.openapi, '3.1.0');
   assert.equal(doc.info.version, '1.0.0');
+  assert.match(readFileSync(new URL('../LICENSE', import.meta.url), 'utf8'), /^\s*Apache License\s+Version 2\.0,/);
+  assert.deepEqual(doc.info.license, { name: 'Apache-2.0', identifier: 'Apache-2.0' });
   assert.deepEqual(doc.servers, [{ url: '/api' }]);
   assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKey', 'session']);
   assert.deepEqual(

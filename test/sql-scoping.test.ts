@@ -135,8 +135,12 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
     ),
   'contacts.exportBatch': (q) =>
     q.exportBatch(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { at: '2026-01-01', id: ID }, 10),
-  'contacts.listContacts': (q) =>
-    q.listContacts(ACCOUNT, { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true }, { limit: 10, offset: 0 }),
+  'contacts.listContacts': async (q) => {
+    const filters = { listId: ID, q: 'ada 415', phoneE164: '+1', dnc: true };
+    await q.listContacts(ACCOUNT, filters, { limit: 10, offset: 0 });
+    // A full page (the stand-in row) with a count limit: the limited count runs too.
+    await q.listContacts(ACCOUNT, filters, { limit: 1, offset: 0 }, 1000);
+  },
   'calls.listPage': (q) =>
     q.listPage(ACCOUNT, { status: 'completed', agentId: ID, createdFrom: new Date() }, { limit: 10, offset: 200 }),
   'calls.count': (q) => q.count(ACCOUNT, { status: 'completed', contactId: ID }),

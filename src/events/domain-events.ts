@@ -8,6 +8,21 @@ import type { Auth } from '../lib/caller.js';
 /** An event that carries no data beyond its subject. */
 export type NoEventData = Record<string, never>;
 
+/** A call's post-call analysis, as GET /v1/calls/{id} and call.completed show it. */
+export interface CallAnalysisData {
+  summary: string;
+  outcome: string;
+  missionSucceeded: boolean;
+  missionReason: string;
+  nextSteps: string[];
+  /** Null unless the callee asked to be called back; `at` (ISO 8601) null when they named no time. */
+  callback: { asked: string; at: string | null; timeZone: string } | null;
+  fields: Record<string, string | number | boolean | null>;
+  method: 'model' | 'transcript';
+  model: string | null;
+  analyzedAt: string;
+}
+
 /** A call's end, as call.completed and call.failed carry it. */
 export interface CallEndedData {
   callId: string;
@@ -28,6 +43,10 @@ export interface CallEndedData {
   fromNumber: string | null;
   /** When the far end picked up (ISO 8601), or null if it never did. */
   answeredAt: string | null;
+  /** call.completed: the call's analysis (the event is sent once it is written). */
+  analysis?: CallAnalysisData;
+  /** call.completed: when the callee asked to be called back (ISO 8601), or null. */
+  callbackAt?: string | null;
 }
 
 /**

@@ -342,9 +342,9 @@ export const openApiOptions = (additions: OpenApiAdditions = {}): FastifyDynamic
     info: {
       title: 'Parley Voice Agent Service',
       version: '1.0.0',
-      // No license file ships with the project yet; replace with the SPDX identifier when one is chosen.
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
-      description: `REST/JSON control plane for AI phone agents. Every success is HTTP 200; every error is \`{ error, message, details }\`.\n\n| error | HTTP | meaning |\n|---|---|---|\n${errorTable}`,
+      // As LICENSE says.
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      description: `REST/JSON control plane for AI phone agents. Every success is HTTP 200, except a byte range of a recording (206 with Content-Range); every error is \`{ error, message, details }\`.\n\n| error | HTTP | meaning |\n|---|---|---|\n${errorTable}`,
     },
     servers: [{ url: '/api' }],
     components: {

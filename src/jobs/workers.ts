@@ -10,6 +10,7 @@ import { createSqlExecutor } from './sql-executor.js';
 import { connectPgBoss, ensureQueues } from './queue.js';
 import type { JobRegistry, RunnableJob, RunnableLoop, WorkerServices } from './define.js';
 import { addWaker } from '../lib/wake.js';
+import { createWakeRotation } from './wake-rotation.js';
 
 /** How often a queue's other workers (past its first) look for jobs nobody woke them for. */
 const SIBLING_POLL_SECONDS = 30;
@@ -67,7 +68,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
   }
 
   const polling = options.pollingIntervalSeconds ? { pollingIntervalSeconds: options.pollingIntervalSeconds } : {};
-  // A queue's first worker polls; the others poll rarely, and are woken in turn as jobs are found (each fetch costs
+  // A queue's first worker polls; the others poll rarely, and are woken one at a time, one per job (each fetch costs
   // a statement, which the embedded database feels: 29 workers polling every 2 s cost a tenth of a core while idle).
   const siblingPolling = {
     pollingIntervalSeconds: Math.max(SIBLING_POLL_SECONDS, options.pollingIntervalSeconds ?? 0),
@@ -92,7 +93,9 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
       pollMs: (options.pollingIntervalSeconds ?? 2) * 1000,
     }),
   );
-  log.info({ jobs: Object.keys(registry), loops: Object.keys(loops) }, 'job workers started');
+  // Counts in the start line (one line on a terminal); the names at debug.
+  log.debug({ jobs: Object.keys(registry), loops: Object.keys(loops) }, 'job workers of these jobs and loops');
+  log.info({ jobs: Object.keys(registry).length, loops: Object.keys(loops).length }, 'job workers started');
 
   return {
     async stop(graceMs) {
@@ -108,7 +111,7 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
   };
 }
 
-/** A queue's workers: `concurrency` of them, each fetching one job or a batch; answers the removers of their wakers. */
+/** A queue's workers: `concurrency` of them, each fetching one job or a batch; answers the remover of their waker. */
 async function startQueueWorkers(queue: {
   boss: PgBoss;
   name: string;
@@ -127,30 +130,27 @@ async function startQueueWorkers(queue: {
       ? definition.batch.parallel(config)
       : (definition.batch?.parallel ?? batchSize);
   const workerIds: string[] = [];
-  const removers: Array<() => void> = [];
-  // A worker that found work wakes the next one: more may be waiting (a busy one fetches again once it is done).
-  const wakeNext = (i: number) => {
-    if (concurrency > 1) boss.notifyWorker(workerIds[(i + 1) % concurrency]!);
+  const rotation = createWakeRotation(concurrency, (i) => boss.notifyWorker(workerIds[i]!));
+  // Jobs enqueued in this process wake one worker each; a worker that found work wakes one more, since more may be
+  // waiting (enqueued by another process, or due now): a burst drains at full concurrency, one fetch per job or two.
+  const run = async (i: number, jobs: PgBoss.Job<unknown>[]) => {
+    if (jobs.length === 0) return;
+    rotation.started(i);
+    rotation.wake(1, i);
+    try {
+      if (batchSize <= 1) return await work(jobs[0]!);
+      // A full batch suggests more are waiting: fetch again as soon as this one is done, not at the next poll.
+      if (jobs.length >= batchSize) boss.notifyWorker(workerIds[i]!);
+      await runBatch(jobs, parallel, work);
+    } finally {
+      rotation.finished(i);
+    }
   };
   for (let i = 0; i < concurrency; i++) {
-    const wake = () => boss.notifyWorker(workerIds[i]!);
     const polling = i === 0 ? queue.polling : queue.siblingPolling;
-    workerIds[i] =
-      batchSize <= 1
-        ? await boss.work<unknown>(name, { batchSize: 1, ...polling }, async ([job]) => {
-            if (!job) return undefined;
-            wakeNext(i);
-            return work(job);
-          })
-        : await boss.work<unknown>(name, { batchSize, ...polling }, async (jobs) => {
-            // A full batch suggests more are waiting: fetch again as soon as this one is done, not at the next poll.
-            if (jobs.length > 0) wakeNext(i);
-            if (jobs.length >= batchSize) wake();
-            await runBatch(jobs, parallel, work);
-          });
-    removers.push(addWaker(name, wake));
+    workerIds[i] = await boss.work<unknown>(name, { batchSize, ...polling }, (jobs) => run(i, jobs));
   }
-  return removers;
+  return [addWaker(name, (jobs) => rotation.wake(jobs))];
 }
 
 /** `parallel` lanes take the batch's jobs in queue order; a failure fails the batch once every job has run. */

@@ -15,7 +15,7 @@ export const ERROR_CODES = {
   not_found: { status: 404, meaning: 'No such route, or no such resource in this account.' },
   no_capture: {
     status: 404,
-    meaning: 'The call has no packet capture (captures exist only for calls over a SIP trunk).',
+    meaning: "The call has no packet capture: this deployment's voice provider records no packets.",
   },
   request_timeout: { status: 408, meaning: 'The request was not received in time; the connection is closed.' },
   conflict: { status: 409, meaning: 'The request conflicts with the current state (a duplicate, a resource in use).' },

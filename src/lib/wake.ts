@@ -1,25 +1,29 @@
 /**
- * Wakes this process's idle workers of a queue as soon as a job is enqueued, instead of at their next poll
- * (pg-boss polls at most every 0.5 s; 2 s by default). A job enqueued inside a transaction wakes them once the
- * transaction commits, so the fetch sees it. Workers of other processes find a job at their next poll; work for a
- * worker loop also wakes the loop in every other process, through the broadcast (`relayLoopWakes`).
+ * Wakes this process's workers of a queue as soon as a job is enqueued, instead of at their next poll (pg-boss polls
+ * at most every 0.5 s; 2 s by default): the queue's waker learns how many jobs came and wakes one worker for each. A
+ * job enqueued inside a transaction wakes them once the transaction commits, so the fetch sees it. Workers of other
+ * processes find a job at their next poll; work for a worker loop also wakes the loop in every other process, through
+ * the broadcast (`relayLoopWakes`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Broadcast } from '../lib/broadcast.js';
 
-const wakersByQueue = new Map<string, Set<() => void>>();
-const queuesByTransaction = new WeakMap<object, Set<string>>();
+/** Called with how many jobs were enqueued (a worker loop may ignore it: it looks for all of its work at once). */
+export type Waker = (jobs: number) => void;
 
-/** Registers a worker's wake-up for a queue; answers the function that removes it. */
-export function addWaker(queue: string, wake: () => void): () => void {
+const wakersByQueue = new Map<string, Set<Waker>>();
+const queuesByTransaction = new WeakMap<object, Map<string, number>>();
+
+/** Registers a wake-up for a queue; answers the function that removes it. */
+export function addWaker(queue: string, wake: Waker): () => void {
   let wakers = wakersByQueue.get(queue);
   if (!wakers) wakersByQueue.set(queue, (wakers = new Set()));
   wakers.add(wake);
   return () => void wakers.delete(wake);
 }
 
-function wakeQueue(queue: string) {
-  for (const wake of wakersByQueue.get(queue) ?? []) wake();
+function wakeQueue(queue: string, jobs = 1) {
+  for (const wake of wakersByQueue.get(queue) ?? []) wake(jobs);
 }
 
 /** A job was enqueued (or work for a worker loop written): wake its workers now, or when `transaction` commits. */
@@ -27,8 +31,8 @@ export function enqueued(queue: string, transaction?: object) {
   if (!wakersByQueue.get(queue)?.size) return;
   if (!transaction) return wakeQueue(queue);
   let queues = queuesByTransaction.get(transaction);
-  if (!queues) queuesByTransaction.set(transaction, (queues = new Set()));
-  queues.add(queue);
+  if (!queues) queuesByTransaction.set(transaction, (queues = new Map()));
+  queues.set(queue, (queues.get(queue) ?? 0) + 1);
 }
 
 /** The transaction committed: wake the workers of every queue it enqueued to, and the loops it added work for. */
@@ -41,7 +45,7 @@ export function committed(transaction: object) {
   const queues = queuesByTransaction.get(transaction);
   if (!queues) return;
   queuesByTransaction.delete(transaction);
-  for (const queue of queues) wakeQueue(queue);
+  for (const [queue, jobs] of queues) wakeQueue(queue, jobs);
 }
 
 const loopsByTransaction = new WeakMap<object, Set<string>>();

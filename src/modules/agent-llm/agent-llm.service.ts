@@ -13,6 +13,7 @@ import { AppError } from '../../lib/errors.js';
 import {
   createOpenAiLlm,
   createPlaybookLlm,
+  PLAYBOOK_ENGINE_NAME,
   type ChatDelta,
   type ChatMessage,
   type ChatRequest,
@@ -149,6 +150,15 @@ export function createAgentLlmService(deps: AgentLlmDeps) {
     /** For the call engine: the agent's LLM for one of its calls (its tokens are priced with the call). */
     forCall(context: { accountId: string; agent: TurnAgent; callId: string | null; turns: TurnRecorder }): LlmClient {
       return { name: 'llm-proxy', chat: (request) => agentTurn({ ...context, chargeUsage: false }, request) };
+    },
+
+    /**
+     * The agent's model for work outside a conversation (a call's analysis): the same model its turns use, asked
+     * directly, without the agent's prompt; null when the built-in playbook engine would answer, which is no model.
+     */
+    async modelFor(liveLlmId: string | null): Promise<LlmClient | null> {
+      const client = await clientFor(liveLlmId);
+      return client.name === PLAYBOOK_ENGINE_NAME ? null : client;
     },
 
     /** The name of the model that answers agents without one of their own. */

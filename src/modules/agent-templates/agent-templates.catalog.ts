@@ -3,6 +3,7 @@
  * blank without an answer reads the variable's default, so every template renders to a complete agent.
  */
 import { VERSIONED_FIELDS, type VersionedFields } from '../agents/agents.prompt.js';
+import { articleBefore, capitalizedAt } from '../../providers/llm/playbook-script.js';
 import type { AgentTemplate } from './agent-templates.types.js';
 import { appointmentSetting, leadQualification, realEstateFollowUp, surveys } from './agent-templates.sales.js';
 import {
@@ -39,14 +40,18 @@ export const TONES = {
 export type Tone = keyof typeof TONES;
 export const TONE_NAMES = Object.keys(TONES) as Tone[];
 
-const BLANK = /\{\{(\w+)\}\}/g;
+const BLANK = /(\b[Aa] )?\{\{(\w+)\}\}/g;
 
-/** The text with every blank filled: the given value, else the variable's default. */
+/**
+ * The text with every blank filled: the given value, else the variable's default ("a {{x}}" reads "an" before a vowel
+ * sound; a value that starts a sentence or a quotation starts with a capital). Blanks of no variable stay: the call-time ones ({{firstName}}, {{greeting}}, contact columns) are filled on
+ * each call.
+ */
 export function fillBlanks(text: string, template: AgentTemplate, values: Record<string, string>): string {
-  return text.replace(BLANK, (whole, key: string) => {
-    const given = values[key]?.trim();
-    if (given) return given;
-    return template.variables.find((variable) => variable.key === key)?.default ?? whole;
+  return text.replace(BLANK, (whole, article: string | undefined, key: string, offset: number) => {
+    const value = values[key]?.trim() || template.variables.find((variable) => variable.key === key)?.default;
+    if (value === undefined) return whole;
+    return article ? `${articleBefore(article.trim(), value)} ${value}` : capitalizedAt(text, offset, value);
   });
 }
 

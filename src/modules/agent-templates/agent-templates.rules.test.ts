@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { AppError } from '../../lib/errors.js';
 import { VERSIONED_FIELDS } from '../agents/agents.prompt.js';
 import { runSafetyRules } from '../safety/safety.rules.js';
+import { parseScript } from '../../providers/llm/playbook-script.js';
+import { DEFAULT_DISPOSITIONS } from '../dispositions/dispositions.defaults.js';
 import { AGENT_TEMPLATES, TONES, fillBlanks, findTemplate, renderTemplate } from './agent-templates.catalog.js';
+import { CALL_BLANKS } from './agent-templates.types.js';
 import { businessNameOf, closestTemplate, generateOffline } from './agent-templates.generate.js';
 import { readAnswers, wizardQuestions } from './agent-templates.wizard.js';
 
@@ -34,19 +37,63 @@ test('the templates: at least the eight use cases, each complete, each blank def
   for (const item of AGENT_TEMPLATES) {
     for (const part of VERSIONED_FIELDS)
       assert.ok(item.parts[part].trim().length > 80, `${item.id} ${part} is written`);
-    const blanks = new Set([...JSON.stringify(item).matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]));
+    const callBlanks = new Set<string>([...CALL_BLANKS, ...item.contactColumns]);
+    const blanks = new Set([...JSON.stringify(item).matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!));
     assert.deepEqual(
-      [...blanks].filter((key) => !item.variables.some((v) => v.key === key)),
+      [...blanks].filter((key) => !item.variables.some((v) => v.key === key) && !callBlanks.has(key)),
       [],
       `${item.id} defines every blank`,
     );
     const rendered = renderTemplate(item, {});
-    assert.ok(!JSON.stringify(rendered).includes('{{'), `${item.id} has no blank left`);
+    const left = [...JSON.stringify(rendered).matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!);
+    assert.deepEqual(
+      left.filter((key) => !callBlanks.has(key)),
+      [],
+      `${item.id} has no blank left but those filled on each call`,
+    );
     assert.deepEqual(runSafetyRules(rendered), [], `${item.id} has no findings, not even warnings`);
   }
 });
 
-test('fillBlanks: the given value (trimmed), else the default; a blank of no variable stays', () => {
+test('the templates are written to be spoken: quoted words, closers by outcome with declared codes, "an" before a vowel', () => {
+  const systemCodes = new Set(DEFAULT_DISPOSITIONS.filter((d) => d.system).map((d) => d.code));
+  for (const item of AGENT_TEMPLATES) {
+    const lines = (text: string) =>
+      text
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean);
+    for (const line of lines(item.parts.objections))
+      assert.match(line, /^- "[^"]+": "[^"]+"$/, `${item.id}: an objection is a quoted trigger and quoted words`);
+    for (const line of lines(item.parts.faq).filter((l) => l.startsWith('A:')))
+      assert.match(line, /^A: "[^"]+"$/, `${item.id}: an FAQ answer is quoted`);
+    const closers = parseScript({ closers: item.parts.closers }).closers;
+    assert.equal(closers.length, lines(item.parts.closers).length, `${item.id}: one closer a line`);
+    const outcomes = new Set(closers.map((c) => c.outcome));
+    assert.ok(outcomes.has('agreed') && outcomes.has('declined'), `${item.id}: a closer for a yes and for a no`);
+    const declared = new Set(item.dispositions.map((d) => d.code));
+    for (const closer of closers) {
+      assert.ok(closer.code, `${item.id}: every closer is labelled with its disposition code`);
+      assert.ok(declared.has(closer.code) || systemCodes.has(closer.code), `${item.id}: ${closer.code} is declared`);
+    }
+    const rendered = JSON.stringify(renderTemplate(item, { businessName: 'Acme' }));
+    assert.ok(!/\ba (?:[aeio]|Acme)/i.test(rendered), `${item.id}: "an" before a vowel`);
+  }
+  const reminders = template('appointment-reminders');
+  assert.deepEqual(
+    reminders.dispositions.map((d) => d.code),
+    ['confirmed', 'rescheduled', 'cancelled'],
+  );
+  assert.equal(
+    fillBlanks('You have a {{appointmentType}} with a {{businessName}} specialist.', reminders, {
+      appointmentType: 'eye test',
+      businessName: 'Acme Optics',
+    }),
+    'You have an eye test with an Acme Optics specialist.',
+  );
+});
+
+test('fillBlanks: the given value (trimmed), else the default, capitalized at a sentence start; a blank of no variable stays', () => {
   const dental = template('dental-reception');
   const cases: [string, Record<string, string>, string][] = [
     [
@@ -56,7 +103,8 @@ test('fillBlanks: the given value (trimmed), else the default; a blank of no var
     ],
     ['{{businessName}}', { businessName: '   ' }, 'Northwind Services'],
     ['{{agentName}}', {}, 'Ava'],
-    ['{{colour}}', { colour: 'red' }, 'red'],
+    ['{{colour}}', { colour: 'red' }, 'Red'],
+    ['The {{colour}} one. "{{colour}}," they said.', { colour: 'red' }, 'The red one. "Red," they said.'],
     ['{{colour}}', {}, '{{colour}}'],
   ];
   for (const [text, values, expected] of cases) assert.equal(fillBlanks(text, dental, values), expected, text);

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Nullable, SingleLineText } from '../../http/schemas.js';
 import { AgentVoicemail, CreateAgentBody } from '../agents/agents.schemas.js';
 import { VERSIONED_FIELDS } from '../agents/agents.prompt.js';
+import { DispositionCategory } from '../dispositions/dispositions.schemas.js';
 import { Finding } from '../safety/safety.schemas.js';
 import { QUESTION_TYPES } from './agent-templates.types.js';
 import { TONE_NAMES } from './agent-templates.catalog.js';
@@ -49,6 +50,22 @@ export const TemplateDetail = Type.Object({
   }),
   transfer: Type.Object({ whenToTransfer: Type.String() }),
   voicemail: AgentVoicemail,
+  dispositions: Type.Array(
+    Type.Object({
+      code: Type.String(),
+      label: Type.String(),
+      category: DispositionCategory,
+      description: Type.String(),
+    }),
+    {
+      description:
+        "The outcomes its calls end with beyond every account's codes (its closers are labelled with them); added to the account's disposition codes when an agent is made from it.",
+    },
+  ),
+  contactColumns: Type.Array(Type.String(), {
+    description:
+      'Columns of the contact its text reads on each call ({{appointmentTime}} reads the column "Appointment Time"); a sentence with a column the contact lacks is not said.',
+  }),
 });
 
 const VariableValues = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 2000 }), {

@@ -3,6 +3,7 @@ import { AppError, notFound } from '../../lib/errors.js';
 import type { LlmClient } from '../../providers/llm/index.js';
 import { ProviderError } from '../../providers/provider-error.js';
 import type { AgentsService } from '../agents/agents.service.js';
+import type { DispositionsService } from '../dispositions/dispositions.service.js';
 import type { CreateAgentInput } from '../agents/agents.schemas.js';
 import type { SafetyService } from '../safety/safety.service.js';
 import { AGENT_TEMPLATES, findTemplate, renderTemplate, type RenderedTemplate } from './agent-templates.catalog.js';
@@ -43,11 +44,19 @@ const accountActor = (accountId: string): Auth => ({
 /** Agent templates, the wizard built on them, and the agent generator. Templates are code: no table. */
 export function createAgentTemplatesService(deps: {
   agents: Pick<AgentsService, 'create'>;
+  dispositions: Pick<DispositionsService, 'addMissing'>;
   safety: Pick<SafetyService, 'checkRules'>;
   llm: LlmClient;
   llmConfigured: boolean;
 }) {
-  const { agents, safety, llm, llmConfigured } = deps;
+  const { agents, dispositions, safety, llm, llmConfigured } = deps;
+
+  /** The agent, then the template's disposition codes the account lacks (after: a refused agent writes nothing). */
+  async function createAgent(auth: Auth, template: AgentTemplate, input: CreateAgentInput) {
+    const agent = await agents.create(auth, input);
+    await dispositions.addMissing(auth.accountId, template.dispositions);
+    return agent;
+  }
 
   return {
     listTemplates() {
@@ -75,6 +84,8 @@ export function createAgentTemplatesService(deps: {
         parts: t.parts,
         transfer: t.transfer,
         voicemail: t.voicemail,
+        dispositions: t.dispositions.map((d) => ({ ...d })),
+        contactColumns: [...t.contactColumns],
       };
     },
 
@@ -102,7 +113,7 @@ export function createAgentTemplatesService(deps: {
         );
       }
       const auth = typeof who === 'string' ? accountActor(who) : who;
-      return agents.create(auth, agentInput(renderTemplate(template, variables), overrides));
+      return createAgent(auth, template, agentInput(renderTemplate(template, variables), overrides));
     },
 
     listWizards() {
@@ -125,8 +136,9 @@ export function createAgentTemplatesService(deps: {
       const template = requireTemplate(input.templateKey, 'Wizard template');
       const answers = readAnswers(template, input.answers);
       const rendered = renderTemplate(template, answers.values, answers.tone);
-      return agents.create(
+      return createAgent(
         auth,
+        template,
         agentInput(rendered, {
           ...(input.name ? { name: input.name } : {}),
           voice: answers.voice,

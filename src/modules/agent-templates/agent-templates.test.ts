@@ -37,10 +37,59 @@ test('every template is listed and readable by id; an agent created from one pas
     );
   }
   const agent = await ok(await call(owner, 'POST', '/agents/from-template', { templateId: 'compliant-collections' }));
-  assert.ok(!JSON.stringify(agent).includes('{{'), 'no blank left');
+  assert.deepEqual(
+    [...new Set([...JSON.stringify(agent).matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]))].sort(),
+    ['amountDue', 'dueDate', 'firstName', 'lastName'],
+    "no blank left but those filled on each call (the contact's name and columns)",
+  );
   const report = await ok(await call(owner, 'POST', '/agents/safety-check', { agentId: agent.id }));
   assert.equal(report.result, 'pass', JSON.stringify(report.findings));
   assert.deepEqual(report.findings, []);
+});
+
+test("an agent made from a template adds the template's disposition codes to the account; a refused one adds none", async () => {
+  const account = await signUp(t.app);
+  const codes = async () =>
+    ((await ok(await call(account, 'GET', '/disposition-codes?limit=100'))).dispositionCodes as { code: string }[])
+      .map((c) => c.code)
+      .sort();
+  const detail = await ok(await call(account, 'GET', '/agent-templates/appointment-reminders'));
+  assert.deepEqual(
+    detail.dispositions.map((d: { code: string }) => d.code),
+    ['confirmed', 'rescheduled', 'cancelled'],
+  );
+  assert.deepEqual(detail.contactColumns, ['appointmentTime']);
+
+  const refused = await call(account, 'POST', '/agents/from-template', {
+    templateId: 'appointment-reminders',
+    overrides: { voice: 'no-such-voice' },
+  });
+  assert.equal(refused.statusCode, 400, refused.body);
+  assert.ok(!(await codes()).includes('confirmed'), 'a refused agent adds no codes');
+
+  await ok(await call(account, 'POST', '/agents/from-template', { templateId: 'appointment-reminders' }));
+  const added = await codes();
+  for (const code of ['confirmed', 'rescheduled', 'cancelled', 'hung_up']) assert.ok(added.includes(code), code);
+  // A second agent from it finds them there: nothing doubles, and a code the account turned off stays off.
+  const confirmed = (
+    (await ok(await call(account, 'GET', '/disposition-codes?limit=100'))).dispositionCodes as Array<{
+      id: string;
+      code: string;
+    }>
+  ).find((c) => c.code === 'confirmed')!;
+  await ok(await call(account, 'PATCH', `/disposition-codes/${confirmed.id}`, { active: false }));
+  await ok(
+    await call(account, 'POST', '/wizard/agents', {
+      templateKey: 'appointment-reminders',
+      answers: { businessName: 'Acme', appointmentType: 'eye test' },
+    }),
+  );
+  assert.deepEqual(await codes(), added);
+  const after = await ok(await call(account, 'GET', '/disposition-codes?limit=100&active=false'));
+  assert.deepEqual(
+    after.dispositionCodes.map((c: { code: string }) => c.code),
+    ['confirmed'],
+  );
 });
 
 test('from-template fills blanks from variables and lays overrides over the template', async () => {
@@ -126,7 +175,7 @@ test('the wizard: question sets per use case, answers become an agent', async ()
   assert.ok(agent.mission.includes('a free rooftop solar assessment with Sunny Solar'));
   assert.ok(agent.soul.endsWith('Speak in an upbeat, energetic and positive tone, without being pushy.'));
   assert.ok(agent.playbook.includes('as a visit in person'));
-  assert.ok(agent.closers.includes('(visit in person)'));
+  assert.ok(agent.closers.includes('as a visit in person'));
   assert.deepEqual(agent.transfer.number, '+14155550199');
   assert.deepEqual(agent.voicemail.action, 'hang_up');
   assert.equal(agent.voiceId, 'en-us');

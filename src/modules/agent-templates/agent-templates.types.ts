@@ -1,4 +1,5 @@
 import type { VersionedFields } from '../agents/agents.prompt.js';
+import type { DefaultDisposition } from '../dispositions/dispositions.defaults.js';
 
 export const QUESTION_TYPES = ['text', 'longtext', 'select', 'phone', 'boolean'] as const;
 export type QuestionType = (typeof QUESTION_TYPES)[number];
@@ -15,6 +16,9 @@ export interface TemplateVariable {
   options?: readonly string[];
 }
 
+/** A disposition code a template's calls end with; added to the account's codes when an agent is made from it. */
+export type TemplateDisposition = Omit<DefaultDisposition, 'system'>;
+
 export interface AgentTemplate {
   id: string;
   name: string;
@@ -26,7 +30,17 @@ export interface AgentTemplate {
   parts: VersionedFields;
   transfer: { whenToTransfer: string };
   voicemail: { action: 'hang_up' | 'leave_message'; message: string };
+  /**
+   * The outcomes its calls end with, beyond the codes every account has: its closers are labelled with them
+   * (`confirmed: "…"`), and they are added to the account's disposition codes when an agent is made from it.
+   */
+  dispositions: readonly TemplateDisposition[];
+  /** Columns of the contact its text reads on a call ({{appointmentTime}} reads "Appointment Time"); a sentence with a column the contact lacks is not said. */
+  contactColumns: readonly string[];
 }
+
+/** Blanks filled on each call rather than when the agent is made: the contact's name and the time of day. */
+export const CALL_BLANKS = ['firstName', 'lastName', 'greeting'] as const;
 
 /** The variables every template has. */
 export const BUSINESS_NAME: TemplateVariable = {
@@ -44,6 +58,13 @@ export const AGENT_NAME: TemplateVariable = {
   help: 'What the agent calls itself; it always says it is an AI assistant too.',
   required: false,
   default: 'Ava',
+};
+
+export const APPOINTMENT_BOOKED: TemplateDisposition = {
+  code: 'appointment_booked',
+  label: 'Appointment booked',
+  category: 'positive',
+  description: 'A meeting or demo was booked.',
 };
 
 /** Lines shared by every template's notes: the rules every agent keeps, whatever its job. */

@@ -1,4 +1,4 @@
-import type { Insertable, Updateable } from 'kysely';
+import { sql, type Insertable, type Updateable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { createRepo, type Executor } from '../../db/repo.js';
 import type { OutboxFactory, Tx } from '../../events/outbox.js';
@@ -17,6 +17,14 @@ const LIST_COLUMNS = [
   'created_at',
 ] as const;
 
+const VERSION_SUMMARY_COLUMNS = [
+  'version',
+  'changed_parts',
+  'created_by_user_id',
+  'created_by_api_key_id',
+  'created_at',
+] as const;
+
 export type NewAgent = Omit<Insertable<AgentsTable>, 'account_id'>;
 export type AgentChanges = Omit<Updateable<AgentsTable>, 'id' | 'account_id' | 'created_at' | 'deleted_at'>;
 
@@ -24,6 +32,7 @@ export interface NewAgentVersion {
   id: string;
   agentId: string;
   version: number;
+  /** The parts this version changed, and only those. */
   parts: Record<string, string>;
   changedParts: string[];
   createdByUserId: string | null;
@@ -113,22 +122,41 @@ export function agentQueries(db: Executor) {
         .execute();
     },
 
+    /** A page of versions, newest first, without their parts (those can be large). */
     listVersions(accountId: string, agentId: string, page: Page) {
       const matching = db
         .selectFrom('agent_versions')
         .where('account_id', '=', accountId)
         .where('agent_id', '=', agentId);
-      return paginate(matching, page, (q) => q.selectAll().orderBy('version', 'desc'));
+      return paginate(matching, page, (q) => q.select(VERSION_SUMMARY_COLUMNS).orderBy('version', 'desc'));
     },
 
     findVersion(accountId: string, agentId: string, version: number) {
       return db
         .selectFrom('agent_versions')
-        .selectAll()
+        .select(VERSION_SUMMARY_COLUMNS)
         .where('account_id', '=', accountId)
         .where('agent_id', '=', agentId)
         .where('version', '=', version)
         .executeTakeFirst();
+    },
+
+    /**
+     * Every part as it stood at `version`: each from the newest version up to it that changed that part (a version
+     * row stores only the parts it changed). Parts no version changed are missing.
+     */
+    async partsAt(accountId: string, agentId: string, version: number) {
+      const { rows } = await sql<{ name: string; value: string }>`
+        SELECT latest.name, v.parts ->> latest.name AS value
+        FROM (
+          SELECT DISTINCT ON (changed.name) changed.name, av.version
+          FROM agent_versions av CROSS JOIN unnest(av.changed_parts) AS changed(name)
+          WHERE av.account_id = ${accountId} AND av.agent_id = ${agentId} AND av.version <= ${version}
+          ORDER BY changed.name, av.version DESC
+        ) latest
+        JOIN agent_versions v ON v.account_id = ${accountId} AND v.agent_id = ${agentId} AND v.version = latest.version
+      `.execute(db);
+      return Object.fromEntries(rows.map((row) => [row.name, row.value ?? '']));
     },
   };
 }

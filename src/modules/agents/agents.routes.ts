@@ -132,6 +132,9 @@ function agentVersionRoutes(app: App, agents: AgentsService) {
         operationId: 'listAgentVersions',
         tags,
         summary: "An agent's saved prompt versions, newest first",
+        description:
+          'Each version says when and by whom it was saved and which parts it changed, without their text: read one ' +
+          'version for its full prompt.',
         params: IdParams,
         querystring: PageOnlyQuery,
         response: responses(AgentVersionList),
@@ -147,6 +150,7 @@ function agentVersionRoutes(app: App, agents: AgentsService) {
         operationId: 'getAgentVersion',
         tags,
         summary: 'One saved prompt version',
+        description: 'The version with the full prompt as it stood then: every part, changed in this version or not.',
         params: VersionParams,
         response: responses(AgentVersion),
       },

@@ -1,7 +1,7 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { DateTime, Int, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 import { PROMPT_LIMITS, VERSIONED_FIELDS } from './agents.prompt.js';
-import { AGENT_STATUSES, VOICEMAIL_ACTIONS } from './agents.tables.js';
+import { AGENT_STATUSES, ANALYSIS_FIELD_TYPES, VOICEMAIL_ACTIONS } from './agents.tables.js';
 
 export const AgentStatus = Type.Enum([...AGENT_STATUSES], {
   title: 'AgentStatus',
@@ -65,6 +65,55 @@ const VoicemailInput = Type.Object(
   },
 );
 
+/** Fields one agent may declare for its calls' analysis. */
+export const MAX_ANALYSIS_FIELDS = 20;
+const analysisFieldProperties = <D extends TSchema>(description: D) => ({
+  name: Type.String({
+    pattern: '^[a-z][A-Za-z0-9_]{0,39}$',
+    description: "The value's key in each call's analysis.fields: a letter, then letters, digits or _.",
+    examples: ['budget'],
+  }),
+  type: Type.Enum([...ANALYSIS_FIELD_TYPES], {
+    description:
+      'string, number, boolean, date (answered as YYYY-MM-DD, read in the callee’s time zone) or email (an address said or spelled out, as read back).',
+  }),
+  description,
+});
+const analysisOf = <F extends TSchema>(field: F, title: string) =>
+  Type.Object(
+    {
+      fields: Type.Array(field, {
+        maxItems: MAX_ANALYSIS_FIELDS,
+        description: 'Values the post-call analysis extracts from each call, by name (names are unique).',
+      }),
+    },
+    {
+      title,
+      additionalProperties: false,
+      description:
+        'What the analysis written after each answered call extracts. A setting: a change applies to calls analysed from then on and does not change the version.',
+    },
+  );
+const AnalysisFieldDescription = { maxLength: 300, examples: ['The monthly budget the caller names, in dollars'] };
+const AgentAnalysisInput = analysisOf(
+  Type.Object(
+    analysisFieldProperties(
+      SingleLineText({
+        ...AnalysisFieldDescription,
+        description: 'What to extract, in plain words; the analysis reads it (and the name) to find the value.',
+      }),
+    ),
+    { title: 'AnalysisFieldInput', additionalProperties: false },
+  ),
+  'AgentAnalysisInput',
+);
+const AgentAnalysis = analysisOf(
+  Type.Object(analysisFieldProperties(Type.String({ ...AnalysisFieldDescription, description: 'What to extract.' })), {
+    title: 'AnalysisField',
+  }),
+  'AgentAnalysis',
+);
+
 const writableFields = {
   ...Type.Partial(Type.Object(VersionedFields)).properties,
   voice: Type.Optional(
@@ -73,6 +122,7 @@ const writableFields = {
   liveLlmId: Type.Optional(Nullable(SingleLineText({ minLength: 1, maxLength: 200 }))),
   transfer: Type.Optional(TransferInput),
   voicemail: Type.Optional(VoicemailInput),
+  analysis: Type.Optional(AgentAnalysisInput),
   status: Type.Optional(AgentStatus),
 };
 
@@ -126,6 +176,7 @@ export const Agent = Type.Object(
     ...VersionedFields,
     transfer: Type.Object({ number: Nullable(E164), whenToTransfer: Type.String() }),
     voicemail: AgentVoicemail,
+    analysis: AgentAnalysis,
     systemPrompt: Type.String({
       description: 'Read-only: the non-empty prompt parts, assembled in order under headings.',
     }),
@@ -139,21 +190,30 @@ export const Agent = Type.Object(
 
 export const AgentList = Type.Object({ agents: Type.Array(AgentListItem), ...PageFields }, { title: 'AgentPage' });
 
+const versionSummaryFields = {
+  version: Type.Integer({ minimum: 1 }),
+  createdAt: DateTime,
+  createdByUserId: Nullable(Uuid),
+  createdByApiKeyId: Nullable(Uuid),
+  changedParts: Type.Array(Type.Enum([...VERSIONED_FIELDS]), {
+    description: 'Fields that differ from the previous version; for version 1, the non-empty ones.',
+  }),
+};
+
+export const AgentVersionSummary = Type.Object(versionSummaryFields, {
+  title: 'AgentVersionSummary',
+  description: 'A saved version of the prompt of an agent, as lists show it: what changed, without the text.',
+});
+
 export const AgentVersion = Type.Object(
   {
-    version: Type.Integer({ minimum: 1 }),
-    createdAt: DateTime,
-    createdByUserId: Nullable(Uuid),
-    createdByApiKeyId: Nullable(Uuid),
-    changedParts: Type.Array(Type.Enum([...VERSIONED_FIELDS]), {
-      description: 'Fields that differ from the previous version; for version 1, the non-empty ones.',
-    }),
-    parts: Type.Object(VersionedFields, { description: 'The full snapshot of the prompt at this version.' }),
+    ...versionSummaryFields,
+    parts: Type.Object(VersionedFields, { description: 'The full prompt at this version.' }),
   },
-  { title: 'AgentVersion', description: 'A saved version of the prompt of an agent.' },
+  { title: 'AgentVersion', description: 'A saved version of the prompt of an agent, with the full prompt.' },
 );
 
 export const AgentVersionList = Type.Object(
-  { versions: Type.Array(AgentVersion), ...PageFields },
+  { versions: Type.Array(AgentVersionSummary), ...PageFields },
   { title: 'AgentVersionPage' },
 );

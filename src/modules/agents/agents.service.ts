@@ -23,7 +23,7 @@ type AgentListRow = Pick<
   AgentRow,
   'id' | 'name' | 'status' | 'version' | 'voice_id' | 'live_llm_id' | 'inbound_did' | 'last_call_at' | 'created_at'
 >;
-type VersionRow = Selectable<AgentVersionsTable>;
+type VersionSummaryRow = Omit<Selectable<AgentVersionsTable>, 'id' | 'agent_id' | 'account_id' | 'parts'>;
 
 /** Where each versioned API field lives in the agents row. */
 const VERSIONED_COLUMNS = {
@@ -71,19 +71,28 @@ function toAgent(row: AgentRow) {
     ...fields,
     transfer: { number: row.transfer_number, whenToTransfer: row.transfer_when },
     voicemail: { action: row.voicemail_action, message: row.voicemail_message },
+    analysis: { fields: row.analysis_fields },
     systemPrompt: assembleSystemPrompt(fields),
   };
 }
 
-const toVersion = (row: VersionRow) => ({
+const toVersionSummary = (row: VersionSummaryRow) => ({
   version: row.version,
   createdAt: row.created_at.toISOString(),
   createdByUserId: row.created_by_user_id,
   createdByApiKeyId: row.created_by_api_key_id,
   changedParts: row.changed_parts as VersionedFieldName[],
-  // Parts added to the prompt after a version was saved read as empty in that version.
-  parts: Object.fromEntries(VERSIONED_FIELDS.map((name) => [name, row.parts[name] ?? ''])) as VersionedFields,
 });
+
+/** A version with its full prompt; a part no version up to it set (or added to the prompt later) reads as empty. */
+const toVersion = (row: VersionSummaryRow, parts: Record<string, string>) => ({
+  ...toVersionSummary(row),
+  parts: Object.fromEntries(VERSIONED_FIELDS.map((name) => [name, parts[name] ?? ''])) as VersionedFields,
+});
+
+/** The parts a version row stores: those it changed, so a save of one part does not copy the others. */
+const changedPartsOf = (fields: VersionedFields, changedParts: readonly VersionedFieldName[]) =>
+  Object.fromEntries(changedParts.map((name) => [name, fields[name]]));
 
 /** The columns a create or update body writes, with nested settings merged onto the current values. */
 function columnsFrom(input: UpdateAgentInput, current: AgentRow | null): AgentChanges {
@@ -100,6 +109,7 @@ function columnsFrom(input: UpdateAgentInput, current: AgentRow | null): AgentCh
   if (input.transfer?.whenToTransfer !== undefined) columns.transfer_when = input.transfer.whenToTransfer;
   if (input.voicemail?.action !== undefined) columns.voicemail_action = input.voicemail.action;
   if (input.voicemail?.message !== undefined) columns.voicemail_message = input.voicemail.message;
+  if (input.analysis !== undefined) columns.analysis_fields = analysisFieldsColumn(input.analysis.fields);
 
   const action = columns.voicemail_action ?? current?.voicemail_action ?? 'hang_up';
   const message = columns.voicemail_message ?? current?.voicemail_message ?? '';
@@ -109,10 +119,25 @@ function columnsFrom(input: UpdateAgentInput, current: AgentRow | null): AgentCh
   return columns;
 }
 
+/** The declared analysis fields as the column stores them; two fields of one name are a 400. */
+function analysisFieldsColumn(fields: NonNullable<UpdateAgentInput['analysis']>['fields']): string {
+  const names = new Set<string>();
+  fields.forEach((field, i) => {
+    if (names.has(field.name))
+      throw invalidField(`body/analysis/fields/${i}/name`, `"${field.name}" is declared twice`);
+    names.add(field.name);
+  });
+  return JSON.stringify(fields.map(({ name, type, description }) => ({ name, type, description: description.trim() })));
+}
+
+/** A column's current value as a save compares it: JSON columns by their text. */
+const comparable = (value: unknown) =>
+  value !== null && typeof value === 'object' && !(value instanceof Date) ? JSON.stringify(value) : value;
+
 /** Drops every column whose value equals the current one, so a no-op save writes nothing. */
 function actualChanges(columns: AgentChanges, current: AgentRow): AgentChanges {
   return Object.fromEntries(
-    Object.entries(columns).filter(([column, value]) => current[column as keyof AgentRow] !== value),
+    Object.entries(columns).filter(([column, value]) => comparable(current[column as keyof AgentRow]) !== value),
   ) as AgentChanges;
 }
 
@@ -125,6 +150,7 @@ const API_NAMES: Partial<Record<keyof AgentsTable, string>> = {
   transfer_when: 'transfer',
   voicemail_action: 'voicemail',
   voicemail_message: 'voicemail',
+  analysis_fields: 'analysis',
 };
 const changedFieldNames = (changes: AgentChanges) => [
   ...new Set(Object.keys(changes).map((column) => API_NAMES[column as keyof AgentsTable] ?? column)),
@@ -147,7 +173,7 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choi
       id: newId(),
       agentId: row.id,
       version: row.version,
-      parts: versionedFieldsOf(row),
+      parts: changedPartsOf(versionedFieldsOf(row), changedParts),
       changedParts,
       ...authorOf(auth),
       createdAt: row.updated_at,
@@ -262,6 +288,7 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choi
         systemPrompt: assembleSystemPrompt(parts),
         transfer: { number: row.transfer_number, whenToTransfer: row.transfer_when },
         voicemail: { action: row.voicemail_action, message: row.voicemail_message },
+        analysisFields: row.analysis_fields,
       };
     },
 
@@ -293,14 +320,14 @@ export function createAgentsService(deps: { repo: AgentsRepo; clock: Clock; choi
     async listVersions(auth: Auth, id: string, page: Page) {
       await requireAgent(auth, id);
       const { items, total } = await repo.listVersions(auth.accountId, id, page);
-      return envelope('versions', items.map(toVersion), total, page);
+      return envelope('versions', items.map(toVersionSummary), total, page);
     },
 
     async getVersion(auth: Auth, id: string, version: number) {
       await requireAgent(auth, id);
       const row = await repo.findVersion(auth.accountId, id, version);
       if (!row) throw notFound('Agent version');
-      return toVersion(row);
+      return toVersion(row, await repo.partsAt(auth.accountId, id, version));
     },
   };
 }

@@ -6,6 +6,16 @@ export type AgentStatus = (typeof AGENT_STATUSES)[number];
 export const VOICEMAIL_ACTIONS = ['hang_up', 'leave_message'] as const;
 export type VoicemailAction = (typeof VOICEMAIL_ACTIONS)[number];
 
+/** What a declared analysis field holds: a date is YYYY-MM-DD; an email is an address the callee said or spelled. */
+export const ANALYSIS_FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'email'] as const;
+export type AnalysisFieldType = (typeof ANALYSIS_FIELD_TYPES)[number];
+/** A value the post-call analysis extracts from each of the agent's calls. */
+export interface AnalysisField {
+  name: string;
+  type: AnalysisFieldType;
+  description: string;
+}
+
 /** A text column with a database default of ''. */
 type Text = Generated<string>;
 
@@ -31,6 +41,8 @@ export interface AgentsTable {
   transfer_when: Text;
   voicemail_action: Generated<VoicemailAction>;
   voicemail_message: Text;
+  /** What the post-call analysis extracts (JSON text in, parsed list out). */
+  analysis_fields: ColumnType<AnalysisField[], string | undefined, string>;
   inbound_did: string | null;
   last_call_at: Date | null;
   created_at: ColumnType<Date, Date | undefined, never>;
@@ -43,7 +55,7 @@ export interface AgentVersionsTable {
   agent_id: string;
   account_id: string;
   version: number;
-  /** Written as JSON text, read back as the parsed snapshot. */
+  /** The parts this version changed (the others are those of the versions before it); written as JSON text. */
   parts: ColumnType<Record<string, string>, string, never>;
   changed_parts: ColumnType<string[], string[], never>;
   created_by_user_id: string | null;

@@ -76,8 +76,7 @@ test('create answers the full agent as a draft at version 1, and saves version 1
   assert.equal(versions[0]!.created_by_api_key_id, owner.apiKeyId);
   assert.equal(versions[0]!.created_by_user_id, null);
   assert.deepEqual(versions[0]!.changed_parts, ['mission']);
-  assert.equal(versions[0]!.parts.mission, 'Book a demo.');
-  assert.equal(versions[0]!.parts.knowledgeBase, '');
+  assert.deepEqual(versions[0]!.parts, { mission: 'Book a demo.' }, 'a version stores the parts it set');
 });
 
 test('a session cookie works as well as an API key, and the version records the user', async () => {
@@ -119,7 +118,16 @@ test('get returns every part and setting, and the system prompt with its parts i
   assert.equal(agent.voiceId, voice);
   assert.deepEqual(
     Object.keys(agent).sort(),
-    [...LIST_ITEM_KEYS, ...PART_NAMES, 'firstMessage', 'systemPrompt', 'transfer', 'updatedAt', 'voicemail'].sort(),
+    [
+      ...LIST_ITEM_KEYS,
+      ...PART_NAMES,
+      'analysis',
+      'firstMessage',
+      'systemPrompt',
+      'transfer',
+      'updatedAt',
+      'voicemail',
+    ].sort(),
   );
   const headings = [...agent.systemPrompt.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
   assert.deepEqual(headings, [

@@ -115,7 +115,7 @@ function callRoutes(app: App, callsAdmin: CallsAdminService) {
         tags,
         summary: 'Packet capture of a call (gzip-compressed pcap)',
         description:
-          'Captures are recorded only for calls over a SIP trunk; a call on the simulated network answers 404 no_capture.',
+          "This deployment's voice provider, the simulated network, records no packets: every call answers 404 no_capture.",
         params: IdParams,
         response: {
           ...responses(Type.String()),

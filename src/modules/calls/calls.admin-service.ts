@@ -98,12 +98,12 @@ export function createCallsAdminService({ repo, calls, agents, dnc, numbers }: C
       return calls.eventsOfCall(account.account_id, callId, query);
     },
 
-    /** Packet captures come from a SIP trunk; calls on the simulated network have none. */
+    /** The one voice provider there is, the simulated network, records no packets: no call has a capture. */
     async capture(callId: string): Promise<never> {
       await requireAccountOf(callId);
       throw new AppError(
         'no_capture',
-        'This call has no packet capture: captures are recorded only for calls over a SIP trunk',
+        "This call has no packet capture: this deployment's voice provider, the simulated network, records no packets",
         { callId },
       );
     },

@@ -246,6 +246,10 @@ test("the admin reads any account's call, its timeline, and no capture for a sim
   const capture = await send(admin, 'GET', `/admin/calls/${item.id}/capture.pcap.gz`);
   assert.equal(capture.statusCode, 404);
   assert.equal(errorBody(capture).error, 'no_capture');
+  assert.equal(
+    errorBody(capture).message,
+    "This call has no packet capture: this deployment's voice provider, the simulated network, records no packets",
+  );
 
   const missing = '00000000-0000-4000-8000-00000000dead';
   for (const url of [

@@ -28,7 +28,7 @@ import type {
   PlaceCallBody,
   SignedAssetQuery,
 } from './calls.schemas.js';
-import { callFilters, iso, toCallItem, toCostItem, toEvent, toTurn } from './calls.views.js';
+import { callFilters, iso, toAnalysis, toCallItem, toCostItem, toEvent, toTurn } from './calls.views.js';
 
 export interface CallsApiDeps {
   repo: CallsRepo;
@@ -54,7 +54,11 @@ export function createCallsApi(deps: CallsApiDeps) {
   async function detail(accountId: string, id: string) {
     const call = await repo.findById(accountId, id);
     if (!call) throw notFound('Call');
-    const [turns, costItems] = await Promise.all([repo.transcript(accountId, id), repo.costItems(accountId, id)]);
+    const [turns, costItems, analysis] = await Promise.all([
+      repo.transcript(accountId, id),
+      repo.costItems(accountId, id),
+      repo.findAnalysis(accountId, id),
+    ]);
     return {
       ...toCallItem(call),
       agentVersion: call.agent_version,
@@ -64,6 +68,8 @@ export function createCallsApi(deps: CallsApiDeps) {
       answeredAt: iso(call.answered_at),
       endReason: call.end_reason,
       updatedAt: call.updated_at.toISOString(),
+      callbackAt: iso(call.callback_at),
+      analysis: analysis ? toAnalysis(analysis) : null,
       transcript: turns.map(toTurn),
       costItems: costItems.map(toCostItem),
     };

@@ -81,6 +81,19 @@ test('a signed recording URL streams the WAV, whole or by byte range, without cr
   const multi = await fetchUrl(pathOf(url), { range: 'bytes=0-1,5-9' });
   assert.equal(multi.statusCode, 200, 'several ranges: the whole file');
   assert.equal(multi.rawPayload.length, size);
+
+  for (const start of ['99999999999999999999', '9007199254740993', String(Number.MAX_SAFE_INTEGER)]) {
+    const huge = await fetchUrl(pathOf(url), { range: `bytes=${start}-` });
+    assert.equal(huge.statusCode, 416, `a start of ${start} is past the end`);
+    assert.equal(errorBody(huge).error, 'range_not_satisfiable');
+    assert.equal(huge.headers['content-range'], `bytes */${size}`);
+  }
+  const hugeEnd = await fetchUrl(pathOf(url), { range: 'bytes=10-99999999999999999999' });
+  assert.equal(hugeEnd.statusCode, 206, 'an end past the end of the file means the end of the file');
+  assert.equal(hugeEnd.headers['content-range'], `bytes 10-${size - 1}/${size}`);
+  const hugeSuffix = await fetchUrl(pathOf(url), { range: 'bytes=-99999999999999999999' });
+  assert.equal(hugeSuffix.statusCode, 206, 'a suffix longer than the file is the whole file');
+  assert.equal(hugeSuffix.rawPayload.length, size);
 });
 
 test("a missing, altered, expired or other call's signature is 403", async () => {
@@ -191,7 +204,10 @@ test('post-call: a provider reports a call it carried; the report sets status, t
   const first = await providerPost('post-call', report);
   assert.equal(first.statusCode, 200, first.body);
   assert.deepEqual(first.json(), { callId: dialing.id, status: 'completed', duplicate: false });
-  const call = await api(kit.t, account.user).ok('GET', `/calls/${dialing.id}`);
+  // The reported call is analysed like any other (a job, shortly after): its detail is read once that is done.
+  const call = await waitForCall(kit.t, account.user, dialing.id, (c: { status: string; analysis?: unknown }) =>
+    Boolean(c.analysis),
+  );
   assert.equal(call.status, 'completed');
   assert.equal(call.durationSeconds, 60);
   assert.equal(call.disposition, 'interested');
@@ -217,6 +233,50 @@ test('post-call: a provider reports a call it carried; the report sets status, t
   assert.deepEqual(again.json(), { callId: dialing.id, status: 'completed', duplicate: true });
   assert.deepEqual(await api(kit.t, account.user).ok('GET', `/calls/${dialing.id}`), call, 'nothing changed');
   assert.equal((await callEvents(kit.t, account.user, dialing.id)).length, events.length);
+});
+
+test("post-call: a recording key must be under the call's own account's recordings; another is 400 and writes nothing", async () => {
+  const db = kit.t.infra.database.db;
+  const dialing = await insertCall(db, account.user.accountId, {
+    status: 'dialing',
+    agentId: account.agentId,
+    toNumber: '+14155550100',
+    transcript: [],
+    costItems: [],
+    events: [],
+  });
+  const before = await api(kit.t, account.user).ok('GET', `/calls/${dialing.id}`);
+  const answeredAt = new Date(dialing.started_at!.getTime() + 5_000);
+  const report = {
+    callId: dialing.id,
+    status: 'completed',
+    answeredAt: answeredAt.toISOString(),
+    endedAt: new Date(answeredAt.getTime() + 30_000).toISOString(),
+    durationSeconds: 30,
+  };
+  // The recording of a call of another account: its signed URL would serve it to this account's members.
+  const other = await signUp(kit.t.app);
+  const theirs = await insertCall(db, other.accountId, { recordingStorageKey: `recordings/${other.accountId}/x.wav` });
+  for (const key of [
+    theirs.recording_storage_key!,
+    `recordings/${other.accountId}/${dialing.id}.wav`,
+    `recordings/${account.user.accountId}.wav`,
+    `knowledge/${account.user.accountId}/${dialing.id}.wav`,
+    `${dialing.id}.wav`,
+  ]) {
+    const refused = await providerPost('post-call', { ...report, recordingStorageKey: key });
+    assert.equal(refused.statusCode, 400, key);
+    assert.deepEqual(
+      (errorBody(refused).details.fields as Array<{ field: string }>).map((f) => f.field),
+      ['body/recordingStorageKey'],
+    );
+  }
+  assert.deepEqual(await api(kit.t, account.user).ok('GET', `/calls/${dialing.id}`), before, 'nothing written');
+
+  const own = `recordings/${account.user.accountId}/${dialing.id}.wav`;
+  const accepted = await providerPost('post-call', { ...report, recordingStorageKey: own });
+  assert.equal(accepted.statusCode, 200, accepted.body);
+  assert.equal((await api(kit.t, account.user).ok('GET', `/calls/${dialing.id}`)).recordingStorageKey, own);
 });
 
 test('provider callbacks need a valid signature of the raw body (401); bad input is 400; unknown calls 404', async () => {

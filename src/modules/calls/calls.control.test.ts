@@ -43,9 +43,9 @@ async function placeHeldCall(phone: string) {
 test('an operator hangs up a connected call: it ends at once, as operator_hangup, with what was said so far', async () => {
   try {
     const callId = await placeHeldCall('+14155550110');
-    // The agent's first message: its pause, then its words; the conversation is held again before the reply.
-    await kit.pauses.step();
-    await kit.pauses.step();
+    // The callee's greeting, then the agent's first message: each its pause, then its words; the conversation is
+    // held again before the reply.
+    for (let wait = 0; wait < 4; wait++) await kit.pauses.step();
     const requested = await kit.t.services.calls.hangup(callId);
     assert.deepEqual(requested, { callId, status: 'connected', requested: true });
     const call = await waitForCall(kit.t, account.user, callId);
@@ -54,7 +54,7 @@ test('an operator hangs up a connected call: it ends at once, as operator_hangup
     assert.ok(call.durationSeconds < 25);
     assert.deepEqual(
       call.transcript.map((turn: { speaker: string }) => turn.speaker),
-      ['agent'],
+      ['caller', 'agent'],
       'what was said so far stays',
     );
     assert.equal((await callEvents(kit.t, account.user, callId)).at(-1)!.type, 'call.completed');

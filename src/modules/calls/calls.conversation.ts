@@ -1,15 +1,19 @@
 /**
- * The conversation of a connected call, turn by turn. The agent opens with its first message (or, without one,
- * waits for the far end), then speaks through the LLM with its assembled prompt and the end_call tool (and
- * transfer_call when it has a transfer number); the far end answers through the voice provider. Every turn lasts as
- * long as its audio (or a words-per-minute estimate without audio), on the clock, and is stored when it is spoken.
- * The call ends when the agent calls end_call or transfer_call, the far end hangs up, an operator hangs up, or the
- * maximum duration passes. An answering machine gets the agent's voicemail setting: hang up, or leave the message
- * after the beep.
+ * The conversation of a connected call, turn by turn. Whoever picked up speaks first, as on a real line: on an
+ * outbound call the agent waits for the callee's greeting (and speaks first only after a short silence), on an
+ * inbound call the agent answers with its first message (without one, it waits for the caller). The agent opens with
+ * its first message, its blanks filled from the contact, then speaks through the LLM with its assembled prompt and
+ * the end_call tool (and transfer_call when it has a transfer number); the far end answers through the voice
+ * provider. Every turn lasts as long as its audio (or a words-per-minute estimate without audio), on the clock, and is
+ * stored when it is spoken. The call ends when the agent calls end_call or transfer_call, the far end hangs up (the
+ * call's disposition: hung_up), an operator hangs up, or the maximum duration passes. An answering machine gets the
+ * agent's voicemail setting: hang up, or leave the message after the beep.
  */
 import type { Clock } from '../../lib/clock.js';
+import { timeZonesOfNumber } from '../../lib/phone-timezones.js';
 import type { RecordingClip } from '../../lib/wav.js';
 import {
+  CALL_DISPOSITIONS,
   collectChat,
   END_CALL_TOOL,
   transferCallTool,
@@ -17,10 +21,12 @@ import {
   type ChatMessage,
   type LlmClient,
   type ToolCall,
+  type ToolDefinition,
 } from '../../providers/llm/index.js';
+import { fillSpoken, parseClosers, type CallFacts } from '../../providers/llm/playbook-script.js';
 import { ProviderError } from '../../providers/provider-error.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
-import type { FarEndLine, Utterance } from '../../providers/voice/index.js';
+import type { FarEndLine, FarEndParty, Utterance } from '../../providers/voice/index.js';
 import type { CallAgent } from './calls.ports.js';
 import type { CallUsage } from './calls.tables.js';
 import type { TurnInput } from './calls.rules.js';
@@ -31,10 +37,18 @@ export const TURN_PAUSE_MS = 400;
 const MS_PER_WORD = 375;
 /** However long the limit, a conversation this many agent turns long is ended. */
 const MAX_AGENT_TURNS = 60;
+/** On an outbound call the agent waits this long for a greeting before it speaks first. */
+export const SILENCE_BEFORE_SPEAKING_MS = 1_500;
+/** The disposition of a call the other side hung up before the agent ended it. */
+export const HUNG_UP = 'hung_up';
 
 export interface ConversationInput {
   agent: CallAgent;
   line: FarEndLine;
+  /** outbound: the callee picks up and greets first; inbound: the agent picks up and opens. */
+  direction: 'outbound' | 'inbound';
+  /** Who the call is with (the contact): their name and columns fill the agent's blanks, their number gives the zone. */
+  farEnd?: FarEndParty;
   clock: Clock;
   /** The agent's LLM for this call (see AgentLlmForCalls): it puts the agent's prompt and knowledge in front. */
   llm: LlmClient;
@@ -73,6 +87,36 @@ function parseArguments(call: ToolCall): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/** What the agent knows of the call: the contact's name and columns, the callee's time zone, the moment it was answered. */
+export function callFactsOf(input: Pick<ConversationInput, 'direction' | 'farEnd' | 'answeredAt'>): CallFacts {
+  const { farEnd } = input;
+  return {
+    firstName: farEnd?.firstName ?? null,
+    lastName: farEnd?.lastName ?? null,
+    attributes: farEnd?.attributes ?? {},
+    timeZone: farEnd?.phone ? (timeZonesOfNumber(farEnd.phone)[0] ?? null) : null,
+    answeredAt: input.answeredAt.toISOString(),
+    direction: input.direction,
+  };
+}
+
+/** end_call, with the disposition codes the agent's closers name added to the ones every engine knows. */
+function endCallTool(closers: string): ToolDefinition {
+  const codes = parseClosers(closers).flatMap((closer) => (closer.code ? [closer.code] : []));
+  if (codes.length === 0) return END_CALL_TOOL;
+  const parameters = END_CALL_TOOL.parameters as { properties: Record<string, unknown> };
+  return {
+    ...END_CALL_TOOL,
+    parameters: {
+      ...END_CALL_TOOL.parameters,
+      properties: {
+        ...parameters.properties,
+        disposition: { type: 'string', enum: [...new Set([...CALL_DISPOSITIONS, ...codes])] },
+      },
+    },
+  };
 }
 
 export async function converse(input: ConversationInput): Promise<ConversationResult> {
@@ -126,14 +170,19 @@ export async function converse(input: ConversationInput): Promise<ConversationRe
     }
   }
 
+  const call = callFactsOf(input);
   const script: AgentScript = {
     ...agent.parts,
     voicemailMessage: agent.voicemail.action === 'leave_message' ? agent.voicemail.message : '',
     whenToTransfer: agent.transfer.number
       ? agent.transfer.whenToTransfer || 'when they ask to speak to a person'
       : null,
+    call,
   };
-  const tools = [END_CALL_TOOL, ...(agent.transfer.number ? [transferCallTool(agent.transfer.whenToTransfer)] : [])];
+  const tools = [
+    endCallTool(agent.parts.closers),
+    ...(agent.transfer.number ? [transferCallTool(agent.transfer.whenToTransfer)] : []),
+  ];
   // The system prompt is the LLM's to add (the proxy's path: the prompt parts, then the knowledge retrieved each turn).
   const messages: ChatMessage[] = [];
 
@@ -156,23 +205,27 @@ export async function converse(input: ConversationInput): Promise<ConversationRe
     if (line.answeredBy === 'machine') {
       const greeting = await line.opening();
       if (greeting) await speak('caller', greeting);
-      if (script.voicemailMessage) await speak('agent', await agentUtterance(script.voicemailMessage));
+      const message = fillSpoken(script.voicemailMessage ?? '', { call });
+      if (message) await speak('agent', await agentUtterance(message));
       return { endReason: 'voicemail', disposition: 'voicemail' };
     }
-    const firstMessage = agent.parts.firstMessage.trim();
-    let agentText: string;
-    if (firstMessage) {
-      agentText = firstMessage;
-      messages.push({ role: 'assistant', content: firstMessage });
-      await speak('agent', await agentUtterance(firstMessage));
-    } else {
-      // The agent waits: the far end speaks first.
+    const firstMessage = fillSpoken(agent.parts.firstMessage, { call }) ?? '';
+    // Whoever picked up speaks first: the callee's "Hello?" on an outbound call, the agent on an inbound one. An
+    // inbound agent without a first message waits for the caller instead.
+    if (input.direction === 'outbound' || !firstMessage) {
       const opening = await line.opening();
       if (opening) {
         messages.push({ role: 'user', content: opening.text });
         await speak('caller', opening);
+      } else if (input.direction === 'outbound') {
+        await wait(SILENCE_BEFORE_SPEAKING_MS);
       }
-      agentText = '';
+    }
+    let agentText = '';
+    if (firstMessage) {
+      agentText = firstMessage;
+      messages.push({ role: 'assistant', content: firstMessage });
+      await speak('agent', await agentUtterance(firstMessage));
     }
     for (let turns = 0; ; turns++) {
       if (turns > 0 || !firstMessage) {
@@ -190,7 +243,7 @@ export async function converse(input: ConversationInput): Promise<ConversationRe
           return { endReason: 'transferred', disposition: 'transferred' };
       }
       const reply = await line.respond(agentText);
-      if (reply === null) return { endReason: 'caller_hangup', disposition: null };
+      if (reply === null) return { endReason: 'caller_hangup', disposition: HUNG_UP };
       messages.push({ role: 'user', content: reply.text });
       await speak('caller', reply);
     }

@@ -78,3 +78,22 @@ export async function priceCall(pricing: PricingForCalls, tx: TxHandle, input: C
   }
   return items;
 }
+
+/**
+ * The cost items of a call's analysis: the tokens the agent's model used for it, priced like the call's own (the
+ * agent's catalog model, or the default), each line named as the analysis's.
+ */
+export async function priceAnalysis(
+  pricing: PricingForCalls,
+  tx: TxHandle,
+  input: { usage: { inputTokens: number; outputTokens: number }; llmModelId: string | null },
+): Promise<NewCostItem[]> {
+  const items = await priceCall(pricing, tx, {
+    direction: 'outbound',
+    farEndNumber: null,
+    durationSeconds: 0,
+    usage: { llmInputTokens: input.usage.inputTokens, llmOutputTokens: input.usage.outputTokens },
+    llmModelId: input.llmModelId,
+  });
+  return items.map((item) => ({ ...item, description: `Call analysis, ${item.description}` }));
+}

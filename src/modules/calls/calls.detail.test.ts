@@ -70,7 +70,9 @@ test('the call detail has the list fields, the call’s own fields, the transcri
     [
       ...itemKeys,
       'agentVersion',
+      'analysis',
       'answeredAt',
+      'callbackAt',
       'campaignId',
       'costItems',
       'endReason',

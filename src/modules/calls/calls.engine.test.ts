@@ -113,15 +113,19 @@ test('a person who answers and agrees: connected, a real conversation, costs, a 
   assert.ok(call.answeredAt > call.startedAt && call.endedAt > call.answeredAt);
 
   const turns = call.transcript as Array<{ speaker: string; text: string; startMs: number; endMs: number }>;
-  assert.equal(turns[0]!.speaker, 'agent');
-  assert.equal(turns[0]!.text, SALES_AGENT.firstMessage);
-  assert.equal(turns[1]!.speaker, 'caller');
-  assert.match(turns[1]!.text, /Ada/, 'the person answers as the contact');
+  assert.deepEqual(
+    turns.slice(0, 3).map((turn) => turn.speaker),
+    ['caller', 'agent', 'caller'],
+    'the person picks up and greets; the agent waits for it, then speaks',
+  );
+  assert.equal(turns[0]!.text, 'Hello?');
+  assert.equal(turns[1]!.text, SALES_AGENT.firstMessage);
+  assert.match(turns[2]!.text, /Ada/, 'the person answers as the contact');
   assert.ok(
     turns.some((turn) => turn.text.includes('It starts at 49 dollars a month')),
     'an FAQ answered',
   );
-  assert.equal(turns.at(-1)!.text, 'Great, I will send you an invite.');
+  assert.equal(turns.at(-1)!.text, 'Great, I will send you an invite. Goodbye!', 'the closer, said once');
   for (const [i, turn] of turns.entries()) {
     assert.ok(turn.endMs > turn.startMs, 'every turn lasts');
     if (i > 0) assert.ok(turn.startMs >= turns[i - 1]!.endMs, 'turns follow each other');
@@ -265,14 +269,14 @@ test('each ended outbound call counts toward the reputation of the number it wen
   assert.deepEqual([reputation.calls24h, reputation.answeredCalls24h, reputation.answerRate], [2, 1, 0.5]);
 });
 
-test('a person who hangs up during the opening line', async () => {
+test('a person who hangs up during the opening line: the call is hung_up, never without a disposition', async () => {
   const call = await waitForCall(kit.t, account.user, await placeCall(kit.t, account, PHONES.hangsUpEarly));
   assert.equal(call.status, 'completed');
   assert.equal(call.endReason, 'caller_hangup');
-  assert.equal(call.disposition, null);
+  assert.equal(call.disposition, 'hung_up');
   assert.deepEqual(
     call.transcript.map((turn: { text: string }) => turn.text),
-    [SALES_AGENT.firstMessage],
+    ['Hello?', SALES_AGENT.firstMessage],
   );
   assertCostsAddUp(call);
 });
@@ -296,13 +300,18 @@ test('personas: objections then a transfer, a callback, a refusal, and a persona
     transferEvents.map((e) => e.data),
     [{ callId: transferred.id, to: '+14155550199' }],
   );
-  const said = transferred.transcript.map((turn: { text: string }) => turn.text);
-  assert.ok(said.includes('Most teams earn it back in the first month.'), 'the objection was answered');
+  const said: string[] = transferred.transcript.map((turn: { text: string }) => turn.text);
+  assert.ok(
+    said.some((text) => text.startsWith('Most teams earn it back in the first month.')),
+    'the objection was answered',
+  );
   assert.ok(said.includes('Could I speak to a real person about this?'));
 
-  // Without a transfer number the same person gets an answer instead, and the call goes on.
+  // Without a transfer number the same person is told honestly that someone will call back, and that is recorded.
   const noTransfer = await waitForCall(kit.t, account.user, await placeCall(kit.t, account, PHONES.hesitant));
   assert.notEqual(noTransfer.endReason, 'transferred');
+  assert.equal(noTransfer.disposition, 'callback_requested');
+  assert.match(noTransfer.transcript.at(-1).text, /will call you back/);
 
   const callback = await waitForCall(kit.t, account.user, await placeCall(kit.t, account, PHONES.callback));
   assert.equal(callback.disposition, 'callback_requested');
@@ -417,10 +426,10 @@ test('a call is pinned to the agent version it started with', async () => {
   await ok('PATCH', `/agents/${pinned.agentId}`, { firstMessage: 'Hello from version two.' });
   const second = await waitForCall(kit.t, pinned.user, await placeCall(kit.t, pinned, PHONES.notInterested));
   assert.equal(second.agentVersion, 2);
-  assert.equal(second.transcript[0].text, 'Hello from version two.');
+  assert.equal(second.transcript[1].text, 'Hello from version two.', 'after the greeting, the agent opens');
   const again = await ok('GET', `/calls/${first.id}`);
   assert.equal(again.agentVersion, 1);
-  assert.equal(again.transcript[0].text, SALES_AGENT.firstMessage);
+  assert.equal(again.transcript[1].text, SALES_AGENT.firstMessage);
   // A settings change does not make a version: the next call stays on 2.
   await ok('PATCH', `/agents/${pinned.agentId}`, { name: 'Renamed' });
   assert.equal(

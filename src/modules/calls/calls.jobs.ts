@@ -18,6 +18,19 @@ export const callsJobs = moduleJobs('calls', {
       concurrency: (config) => config.calls.concurrencyPerWorker,
       handle: ({ accountId, callId }, calls: CallsService) => calls.run(accountId, callId),
     }),
+    /**
+     * Writes the analysis of an answered call, sent in the transaction that ended it; a completed call's call.completed
+     * event goes out with it. Retried: the analysis is written once, so a second run does nothing.
+     */
+    'calls.analyze': defineJob({
+      payload: Type.Object(
+        { accountId: Type.String({ format: 'uuid' }), callId: Type.String({ format: 'uuid' }) },
+        { additionalProperties: false },
+      ),
+      policy: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 },
+      concurrency: 4,
+      handle: ({ accountId, callId }, calls: CallsService) => calls.analyzeCall(accountId, callId),
+    }),
     /** Closes calls left live by a process that died, and starts waiting calls; at every worker start and each minute. */
     'calls.sweep': defineJob({
       payload: Type.Object({}),

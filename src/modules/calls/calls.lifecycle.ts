@@ -16,6 +16,7 @@ import type { CallsRepo, CallsTx } from './calls.repo.js';
 import type { AgentsForCalls, CallAgent, DispositionsForCalls, DncForCalls, PricingForCalls } from './calls.ports.js';
 import { isFinal, type CallUsage } from './calls.tables.js';
 import { priceCall } from './calls.costs.js';
+import { toCallEndedData } from './calls.views.js';
 import type { NewCall, NewCallEvent } from './calls.writes.js';
 import { outcomeDisposition, type CallReport, type TurnInput } from './calls.rules.js';
 import type { Actor } from '../../events/domain-events.js';
@@ -165,20 +166,22 @@ export function createCallLifecycle(deps: LifecycleDeps) {
       campaignId: final.campaign_id,
     };
     await tx.insertEvents(accountId, [{ callId: call.id, type, data, occurredAt: now }]);
-    const recordingUrl = final.recording_storage_key ? await deps.recordingUrl(call.id, tx) : null;
-    // Subscribers also get what the call's own timeline leaves out: the signed recording URL (webhook bodies), the
-    // number it went out from and whether it was answered (that number's reputation).
-    const reach = {
-      fromNumber: final.from_number,
-      answeredAt: final.answered_at ? new Date(final.answered_at).toISOString() : null,
-    };
-    await tx.emit({
-      type,
-      accountId,
-      subject: subject(call.id),
-      data: { ...data, recordingUrl, ...reach },
-      actor: null,
-    });
+    // An answered call gets its analysis, and a completed call is announced (call.completed) by that job, with the
+    // analysis in it; a call that did not complete is announced now. Subscribers also get what the call's own
+    // timeline leaves out: the signed recording URL (webhook bodies), the number it went out from and whether it was
+    // answered (that number's reputation).
+    if (final.answered_at || report.status === 'completed')
+      await tx.send('calls.analyze', { accountId, callId: call.id });
+    if (type === 'call.failed') {
+      const recordingUrl = final.recording_storage_key ? await deps.recordingUrl(call.id, tx) : null;
+      await tx.emit({
+        type,
+        accountId,
+        subject: subject(call.id),
+        data: toCallEndedData(final, recordingUrl),
+        actor: null,
+      });
+    }
     if (report.status === 'completed' && final.agent_id)
       await agents.recordCompletedCall(tx, accountId, final.agent_id, report.endedAt);
     await dispatchQueued(tx, accountId);

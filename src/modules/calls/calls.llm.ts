@@ -8,13 +8,12 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { CallsConfig } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import { safeEqual } from '../../lib/crypto.js';
+import { CALL_TOKEN_PREFIX } from '../../http/auth.js';
 import type { CallsRepo } from './calls.repo.js';
 import type { PricingForCalls } from './calls.ports.js';
 import { priceCall } from './calls.costs.js';
 import { isFinal } from './calls.tables.js';
 
-/** Every per-call token starts with this, so it is told apart from an API key (va_…) at a glance. */
-export const CALL_TOKEN_PREFIX = 'pct_';
 /** A token outlives the longest call by this much at most; the call's end revokes it sooner. */
 const TOKEN_GRACE_SECONDS = 300;
 
@@ -32,10 +31,12 @@ export function createCallLlm(deps: { repo: CallsRepo; clock: Clock; config: Cal
       secret = undefined;
       throw error;
     }));
-  const sign = async (payload: string) =>
+  const signatureOf = async (payload: string) =>
     createHmac('sha256', await signingSecret())
       .update(payload)
       .digest('base64url');
+  /** The token for a payload, exactly as issued: the prefix, the payload, a dot and the payload's signature. */
+  const issuedToken = async (payload: string) => `${CALL_TOKEN_PREFIX}${payload}.${await signatureOf(payload)}`;
 
   return {
     /** A token for the proxy of the call's agent, valid while the call is under way. Undefined for an unknown call. */
@@ -47,16 +48,19 @@ export function createCallLlm(deps: { repo: CallsRepo; clock: Clock; config: Cal
         'base64url',
       );
       return {
-        token: `${CALL_TOKEN_PREFIX}${payload}.${await sign(payload)}`,
+        token: await issuedToken(payload),
         expiresAt: new Date(expires * 1000).toISOString(),
       };
     },
 
-    /** What a per-call token grants, or null when it is forged, expired, or its call has ended. */
+    /**
+     * What a per-call token grants, or null when it is forged, altered, expired, or its call has ended. Only the token
+     * exactly as issued passes: the whole of it is compared with the one its payload signs (nothing appended).
+     */
     async llmCallGrant(token: string): Promise<CallGrant | null> {
       if (!token.startsWith(CALL_TOKEN_PREFIX) || token.length > 1000) return null;
-      const [payload = '', signature = ''] = token.slice(CALL_TOKEN_PREFIX.length).split('.');
-      if (!payload || !safeEqual(signature, await sign(payload))) return null;
+      const payload = token.slice(CALL_TOKEN_PREFIX.length).split('.', 1)[0]!;
+      if (!payload || !safeEqual(token, await issuedToken(payload))) return null;
       let claims: { a?: unknown; g?: unknown; c?: unknown; e?: unknown };
       try {
         claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as typeof claims;

@@ -16,7 +16,7 @@ export type ContactsForCalls = Pick<ContactsService, 'forCall'>;
 export type DncForCalls = Pick<DncService, 'isListed' | 'addFromCall'>;
 /** The number a call goes out from, and where a call to one of the accounts' numbers goes. */
 export type NumbersForCalls = Pick<NumbersService, 'callerNumber' | 'routeInbound'>;
-export type DispositionsForCalls = Pick<DispositionsService, 'isValidCode'>;
+export type DispositionsForCalls = Pick<DispositionsService, 'isValidCode' | 'resolve'>;
 /** What the catalog charges for what a call used. */
 export type PricingForCalls = Pick<CatalogService, 'price'>;
 export type { PriceRequest } from '../catalog/catalog.service.js';
@@ -30,3 +30,8 @@ export type AgentLlmForCalls = (context: {
   callId: string;
   turns: TurnRecorder;
 }) => LlmClient;
+/**
+ * The agent's model for work outside the conversation (a call's analysis), by the agent's liveLlmId; null when no
+ * model answers it (the built-in playbook engine is not one).
+ */
+export type AgentModelForCalls = (liveLlmId: string | null) => Promise<LlmClient | null>;

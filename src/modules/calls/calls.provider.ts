@@ -11,6 +11,7 @@ import type { CallLifecycle } from './calls.lifecycle.js';
 import type { AgentsForCalls, ContactsForCalls, DispositionsForCalls, NumbersForCalls } from './calls.ports.js';
 import type { CallsRepo } from './calls.repo.js';
 import { postCallReport } from './calls.rules.js';
+import { recordingsPrefix } from './calls.runner.js';
 import type { InboundCallBody, PostCallBody } from './calls.schemas.js';
 
 export interface CallsProviderDeps {
@@ -46,17 +47,21 @@ export function verifyProviderSignature(
   if (check !== 'valid') throw new AppError('unauthorized', problems[check]);
 }
 
-/** A storage key a provider reports must be one the object store accepts. */
-function checkRecordingKey(key: string | null | undefined) {
+/**
+ * A storage key a provider reports must be one the object store accepts, under the call's account's recordings: a
+ * signed URL of the call serves it, so a key of another account's would hand out that account's recording.
+ */
+function checkRecordingKey(key: string | null | undefined, accountId: string) {
   if (!key) return;
+  const refused = (message: string) => invalidField('body/recordingStorageKey', message);
   try {
     validateObjectKey(key);
   } catch (error) {
-    throw invalidField(
-      'body/recordingStorageKey',
-      error instanceof Error ? error.message : 'is not a valid storage key',
-    );
+    throw refused(error instanceof Error ? error.message : 'is not a valid storage key');
   }
+  const prefix = recordingsPrefix(accountId);
+  if (!key.startsWith(prefix))
+    throw refused(`must be a key under "${prefix}", where the recordings of the call's account are stored`);
 }
 
 export function createCallsProviderCallbacks(deps: CallsProviderDeps) {
@@ -92,7 +97,7 @@ export function createCallsProviderCallbacks(deps: CallsProviderDeps) {
     async postCall(input: PostCallBody) {
       const call = await repo.findAnyAccount(input.callId);
       if (!call) throw notFound('Call');
-      checkRecordingKey(input.recordingStorageKey);
+      checkRecordingKey(input.recordingStorageKey, call.account_id);
       const row = (await repo.findRow(call.account_id, call.id))!;
       const report = postCallReport(input, row, clock.now());
       if (report.disposition && !(await dispositions.isValidCode(call.account_id, report.disposition))) {

@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { createRepo, type Executor } from '../../db/repo.js';
 import type { OutboxFactory, Tx } from '../../events/outbox.js';
 import type { Page } from '../../db/pagination.js';
-import type { CallEventType, CallStatus } from './calls.tables.js';
+import type { CallAnalysesTable, CallEventType, CallStatus } from './calls.tables.js';
 import { callWriteQueries } from './calls.writes.js';
 
 export interface CallFilters {
@@ -17,6 +17,8 @@ export interface CallFilters {
   /** Exclusive upper bound on created_at. */
   createdBefore?: Date;
 }
+
+export type NewCallAnalysis = Omit<Insertable<CallAnalysesTable>, 'account_id' | 'call_id'>;
 
 export interface EventFilters {
   callId?: string;
@@ -45,6 +47,7 @@ const CALL_COLUMNS = [
   'c.answered_at',
   'c.ended_at',
   'c.end_reason',
+  'c.callback_at',
   'c.created_at',
   'c.updated_at',
 ] as const;
@@ -181,6 +184,51 @@ export function callQueries(db: Executor) {
         .orderBy('created_at')
         .orderBy('id')
         .execute();
+    },
+
+    /**
+     * What a call's analysis reads besides its transcript: the call, its contact's first name and time zone, its
+     * agent's name (a deleted agent's too) and the account's time zone.
+     */
+    analysisSubject(accountId: string, callId: string) {
+      return db
+        .selectFrom('calls as c')
+        .innerJoin('accounts as acc', 'acc.id', 'c.account_id')
+        .leftJoin('contacts as ct', (join) =>
+          join.onRef('ct.id', '=', 'c.contact_id').onRef('ct.account_id', '=', 'c.account_id'),
+        )
+        .leftJoin('agents as a', (join) =>
+          join.onRef('a.id', '=', 'c.agent_id').onRef('a.account_id', '=', 'c.account_id'),
+        )
+        .selectAll('c')
+        .select([
+          'ct.first_name as contact_first_name',
+          'ct.timezone as contact_timezone',
+          'a.name as agent_name',
+          'acc.timezone as account_timezone',
+        ])
+        .where('c.account_id', '=', accountId)
+        .where('c.id', '=', callId)
+        .executeTakeFirst();
+    },
+
+    findAnalysis(accountId: string, callId: string) {
+      return db
+        .selectFrom('call_analyses')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('call_id', '=', callId)
+        .executeTakeFirst();
+    },
+
+    /** Writes a call's analysis once: undefined when the call has one already. */
+    insertAnalysis(accountId: string, callId: string, analysis: NewCallAnalysis) {
+      return db
+        .insertInto('call_analyses')
+        .values({ ...analysis, account_id: accountId, call_id: callId })
+        .onConflict((oc) => oc.column('call_id').doNothing())
+        .returningAll()
+        .executeTakeFirst();
     },
 
     /** Events, newest first for the account-wide feed, oldest first for one call's timeline. */

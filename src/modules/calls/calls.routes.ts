@@ -5,6 +5,7 @@ import { allow } from '../../http/access.js';
 import { parseRangeHeader } from '../../http/range.js';
 import { IdParams, responses } from '../../http/schemas.js';
 import type { CallsService } from './calls.service.js';
+import { callStreamRoutes } from './calls.stream-routes.js';
 import {
   AssetUrl,
   AssetUrlQuery,
@@ -46,6 +47,7 @@ export function callsRoutes(
   callReadRoutes(app, calls);
   callAssetRoutes(app, calls, config);
   callActionRoutes(app, calls);
+  callStreamRoutes(app, calls);
   app.register(async (scoped) => voiceProviderRoutes(scoped as unknown as App, calls));
 }
 

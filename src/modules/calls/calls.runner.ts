@@ -16,7 +16,7 @@ import type { CallsRepo } from './calls.repo.js';
 import type { AgentLlmForCalls, CallAgent, ContactsForCalls } from './calls.ports.js';
 import type { CallUsage } from './calls.tables.js';
 import type { CallLifecycle, CallRecord } from './calls.lifecycle.js';
-import { converse, type ConversationResult } from './calls.conversation.js';
+import { converse, HUNG_UP, type ConversationResult } from './calls.conversation.js';
 import {
   agentLatency,
   errorReport,
@@ -30,7 +30,9 @@ import {
 /** Recordings are telephone quality: 8 kHz, agent left, far end right. */
 export const RECORDING_SAMPLE_RATE = 8000;
 
-export const recordingKey = (accountId: string, callId: string) => `recordings/${accountId}/${callId}.wav`;
+/** Where an account's recordings are stored: every key under it is that account's. */
+export const recordingsPrefix = (accountId: string) => `recordings/${accountId}/`;
+export const recordingKey = (accountId: string, callId: string) => `${recordingsPrefix(accountId)}${callId}.wav`;
 
 export interface RunnerDeps {
   lifecycle: CallLifecycle;
@@ -113,7 +115,7 @@ export function createCallRunner(deps: RunnerDeps) {
     accountId: string,
     call: CallRecord,
     signal: AbortSignal,
-  ): Promise<{ line: FarEndLine } | { report: CallReport }> {
+  ): Promise<{ line: FarEndLine; party: FarEndParty } | { report: CallReport }> {
     const party = await farEndParty(accountId, call);
     if (call.direction === 'inbound') {
       const line = await voice.answerCall({
@@ -123,14 +125,14 @@ export function createCallRunner(deps: RunnerDeps) {
         farEnd: party,
         signal,
       });
-      return { line };
+      return { line, party };
     }
     try {
       const dial = await voice.placeCall(
         { callId: call.id, from: call.from_number ?? '', to: call.to_number ?? '', farEnd: party, signal },
         { ringing: () => lifecycle.markRinging(accountId, call.id) },
       );
-      return dial.status === 'answered' ? { line: dial.line } : { report: unansweredReport(dial, clock.now()) };
+      return dial.status === 'answered' ? { line: dial.line, party } : { report: unansweredReport(dial, clock.now()) };
     } catch (error) {
       if (signal.aborted)
         return { report: { status: 'failed', endReason: String(signal.reason), endedAt: clock.now() } };
@@ -139,7 +141,13 @@ export function createCallRunner(deps: RunnerDeps) {
   }
 
   /** The conversation of a connected call, its turns stored as they are spoken; the line is hung up at its end. */
-  async function talk(accountId: string, call: CallRecord, agent: CallAgent, line: FarEndLine, control: LiveCall) {
+  async function talk(
+    accountId: string,
+    call: CallRecord,
+    agent: CallAgent,
+    { line, party }: { line: FarEndLine; party: FarEndParty },
+    control: LiveCall,
+  ) {
     const answeredAt = line.clock.now();
     await lifecycle.markConnected(accountId, call.id, {
       answeredAt,
@@ -147,13 +155,16 @@ export function createCallRunner(deps: RunnerDeps) {
       answeredBy: line.answeredBy,
     });
     const ready = await line.agentReady(control.abort.signal);
-    if (ready.gaveUp) return gaveUpReport(answeredAt, ready.waitedMs, line.providerCallId);
+    // Hung up in the silence before the agent spoke: an early hang-up, never a call without a disposition.
+    if (ready.gaveUp) return { ...gaveUpReport(answeredAt, ready.waitedMs, line.providerCallId), disposition: HUNG_UP };
     const turns: TurnInput[] = [];
     let result: ConversationResult;
     try {
       result = await converse({
         agent,
         line,
+        direction: call.direction,
+        farEnd: party,
         clock: line.clock,
         llm: agentLlm({ accountId, agent, callId: call.id, turns: turnRecorder }),
         tts,
@@ -189,7 +200,7 @@ export function createCallRunner(deps: RunnerDeps) {
     const connected = await connect(accountId, call, control.abort.signal);
     if ('report' in connected) return connected.report;
     control.line = connected.line;
-    return talk(accountId, call, agent, connected.line, control);
+    return talk(accountId, call, agent, connected, control);
   }
 
   /** Keeps the call's heartbeat, with its usage so far, until the returned stop is called. */

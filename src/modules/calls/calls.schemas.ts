@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Int, Money, Nullable, PageFields, PageQuery, Uuid } from '../../http/schemas.js';
 import {
+  ANALYSIS_METHODS,
+  ANALYSIS_OUTCOMES,
   CALL_DIRECTIONS,
   CALL_EVENT_TYPES,
   CALL_STATUSES,
@@ -95,6 +97,60 @@ export const CostItem = Type.Object(
   { title: 'CostItem' },
 );
 
+export const CallAnalysis = Type.Object(
+  {
+    summary: Type.String({ description: 'A few sentences on what happened on the call.' }),
+    outcome: StringEnum(
+      ANALYSIS_OUTCOMES,
+      "How the call ended: the callee agreed to what the agent asked (interested), asked for a callback, declined (not_interested), asked not to be called again (do_not_call), was transferred to a person, asked for a person and none took the call (person_requested), reached voicemail, hung up before any conversation (hung_up), or gave no decision (undecided). Read from the callee's last clear intent, then from how the call ended.",
+    ),
+    missionSucceeded: Type.Boolean({
+      description:
+        "Whether the agent reached its mission. Without a model: when the callee agreed, or the call's disposition is one of the account's positive codes.",
+    }),
+    missionReason: Type.String({ description: 'Why the mission succeeded or not, in one sentence.' }),
+    nextSteps: Type.Array(Type.String(), { description: 'What the team should do next.' }),
+    callback: Nullable(
+      Type.Object(
+        {
+          asked: Type.String({ description: 'The words the callee used ("tomorrow after 3").' }),
+          at: Nullable(
+            Type.String({
+              format: 'date-time',
+              description:
+                'The time asked for, read in timeZone from the end of the call: a day without a time is 10:00, an hour without am/pm a working hour (after 3 is 15:00), a weekday the coming one. Null when the words named no time.',
+            }),
+          ),
+          timeZone: Type.String({
+            description:
+              "The callee's IANA time zone: the contact's, else the zone of their number, else the account's.",
+          }),
+        },
+        { description: 'Null unless the callee asked to be called back.' },
+      ),
+    ),
+    fields: Type.Object(
+      {},
+      {
+        additionalProperties: Nullable(Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
+        description:
+          "The agent's declared analysis fields by name: a number, a boolean, a string, a date (YYYY-MM-DD) or an email address; null when the call did not say it.",
+      },
+    ),
+    method: StringEnum(
+      ANALYSIS_METHODS,
+      "model: written by the agent's LLM; transcript: by the built-in extractor (no model configured, or the model's answer could not be used).",
+    ),
+    model: Nullable(Type.String({ description: 'The LLM that wrote it; null for the built-in extractor.' })),
+    analyzedAt: DateTime,
+  },
+  {
+    title: 'CallAnalysis',
+    description:
+      "What an answered call came to, written by a job shortly after the call ends (call.completed is sent once it exists). With a model configured for the agent (its liveLlmId, or the deployment's LLM) the model writes it and its tokens are itemized on the call's costs; otherwise a deterministic extractor reads the transcript.",
+  },
+);
+
 export const CallDetail = Type.Object(
   {
     ...CallItem.properties,
@@ -105,6 +161,16 @@ export const CallDetail = Type.Object(
     answeredAt: Nullable(DateTime),
     endReason: Nullable(Type.String()),
     updatedAt: DateTime,
+    callbackAt: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          "When the callee asked to be called back (the analysis's callback time): the due time for a follow-up and a campaign's retry. Null when no time was asked for.",
+      }),
+    ),
+    analysis: Type.Union([CallAnalysis, Type.Null()], {
+      description: 'Null until the analysis is written (shortly after the end), and for calls nobody answered.',
+    }),
     transcript: Type.Array(TranscriptTurn, { description: 'Turns in spoken order.' }),
     costItems: Type.Array(CostItem, { description: 'Line items; their amounts add up to totalCostUsd.' }),
   },

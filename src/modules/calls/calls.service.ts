@@ -7,12 +7,14 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { OwnershipCheck } from '../../db/ownership.js';
+import type { TxHandle } from '../../db/repo.js';
 import type { DatabaseKind } from '../../db/staging.js';
 import type { Broadcast } from '../../lib/broadcast.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ObjectStorage } from '../../providers/storage/index.js';
 import type { TtsProvider } from '../../providers/tts/index.js';
 import type { VoiceProvider } from '../../providers/voice/index.js';
+import { createCallAnalysis } from './calls.analysis.js';
 import { createCallsApi } from './calls.api.js';
 import { createCallAssets } from './calls.assets.js';
 import { createCallsDialer } from './calls.dialer.js';
@@ -22,6 +24,7 @@ import { createCallLlm } from './calls.llm.js';
 import { createCallsPlatform } from './calls.platform.js';
 import type {
   AgentLlmForCalls,
+  AgentModelForCalls,
   AgentsForCalls,
   ContactsForCalls,
   DispositionsForCalls,
@@ -47,6 +50,7 @@ export interface CallsDeps {
   pricing: PricingForCalls;
   voice: VoiceProvider;
   agentLlm: AgentLlmForCalls;
+  agentModel: AgentModelForCalls;
   tts: TtsProvider;
   objects: ObjectStorage;
   broadcast: Broadcast;
@@ -59,11 +63,9 @@ export function createCallsService(deps: CallsDeps) {
   const assets = createCallAssets({ ...deps, config });
   const { publicBaseUrl, host, port } = deps.config;
   const publicOrigin = publicBaseUrl?.replace(/\/+$/, '') ?? `http://${host}:${port}`;
-  const lifecycle = createCallLifecycle({
-    ...deps,
-    config,
-    recordingUrl: async (callId, within) => (await assets.signedUrl(callId, 'recording', publicOrigin, within)).url,
-  });
+  const recordingUrl = async (callId: string, within: TxHandle) =>
+    (await assets.signedUrl(callId, 'recording', publicOrigin, within)).url;
+  const lifecycle = createCallLifecycle({ ...deps, config, recordingUrl });
   const llm = createCallLlm({ ...deps, config });
   // This process, on the calls it runs: a restarted embedded server knows they are not its own.
   const runner = createCallRunner({ ...deps, lifecycle, config, turns: llm, runnerId: randomUUID() });
@@ -76,6 +78,7 @@ export function createCallsService(deps: CallsDeps) {
     ...createCallsPlatform({ ...deps, lifecycle, control }),
     ...createCallsProviderCallbacks({ ...deps, config, lifecycle }),
     ...llm,
+    ...createCallAnalysis({ ...deps, recordingUrl }),
   };
 }
 

@@ -107,6 +107,8 @@ export interface CallsTable {
   agent_latency_ms: ColumnType<number | null, number | null | undefined, number | null>;
   /** A campaign's call: what it does at an answering machine, as its campaign said; null: the agent's setting. */
   voicemail_action: ColumnType<VoicemailAction | null, VoicemailAction | null | undefined, never>;
+  /** When the callee asked to be called back (the analysis's callback time); null when they did not. */
+  callback_at: Timestamp;
 }
 
 /** What a call used so far, priced when it ends. */
@@ -167,6 +169,49 @@ export interface CallEventsTable {
   occurred_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/**
+ * How an answered call ended, as its analysis reads it: the caller agreed to what the agent asked (interested), asked
+ * for a callback, declined, asked not to be called again, asked for a person (transferred when the agent could,
+ * else person_requested), reached voicemail, hung up before a conversation, or ended without a decision.
+ */
+export const ANALYSIS_OUTCOMES = [
+  'interested',
+  'callback_requested',
+  'not_interested',
+  'do_not_call',
+  'transferred',
+  'person_requested',
+  'voicemail',
+  'hung_up',
+  'undecided',
+] as const;
+export type AnalysisOutcome = (typeof ANALYSIS_OUTCOMES)[number];
+
+/** Who wrote an analysis: the agent's LLM, or the built-in extractor reading the transcript. */
+export const ANALYSIS_METHODS = ['model', 'transcript'] as const;
+export type AnalysisMethod = (typeof ANALYSIS_METHODS)[number];
+
+/** A declared field's value in an analysis; null when the call did not say it. */
+export type AnalysisFieldValue = string | number | boolean | null;
+
+/** The post-call analysis of a call: one row, written once by the calls.analyze job. */
+export interface CallAnalysesTable {
+  call_id: string;
+  account_id: string;
+  summary: string;
+  outcome: AnalysisOutcome;
+  mission_succeeded: boolean;
+  mission_reason: string;
+  next_steps: ColumnType<string[], string, never>;
+  callback_asked: string | null;
+  callback_at: Date | null;
+  callback_time_zone: string | null;
+  fields: ColumnType<Record<string, AnalysisFieldValue>, string, never>;
+  method: AnalysisMethod;
+  model: string | null;
+  analyzed_at: ColumnType<Date, Date, never>;
+}
+
 /** Secrets the service generates for itself (the key of signed asset URLs), shared by every instance. */
 export interface ServerSecretsTable {
   name: string;
@@ -181,5 +226,6 @@ export interface CallsTables {
   call_transcript_turns: CallTranscriptTurnsTable;
   call_cost_items: CallCostItemsTable;
   call_events: CallEventsTable;
+  call_analyses: CallAnalysesTable;
   call_event_type_counts: CallEventTypeCountsTable;
 }

@@ -1,7 +1,13 @@
-/** How the calls module shows its rows in the API: a call item, a transcript turn, a cost item, an event. */
+/**
+ * How the calls module shows its rows in the API: a call item, a transcript turn, a cost item, an event, an analysis,
+ * and the data of the domain event of a call's end.
+ */
+import type { Selectable } from 'kysely';
+import type { CallAnalysisData, CallEndedData } from '../../events/domain-events.js';
 import { invalidField } from '../../lib/errors.js';
 import type { CallFilters, CallRow, CallsRepo } from './calls.repo.js';
 import type { ListCallsQuery } from './calls.schemas.js';
+import type { CallAnalysesTable, CallsTable } from './calls.tables.js';
 
 type TurnRow = Awaited<ReturnType<CallsRepo['transcript']>>[number];
 type CostItemRow = Awaited<ReturnType<CallsRepo['costItems']>>[number];
@@ -76,6 +82,51 @@ export const toEvent = (row: EventRow) => ({
   occurredAt: row.occurred_at.toISOString(),
   data: row.data,
 });
+
+export const toAnalysis = (row: Selectable<CallAnalysesTable>): CallAnalysisData => ({
+  summary: row.summary,
+  outcome: row.outcome,
+  missionSucceeded: row.mission_succeeded,
+  missionReason: row.mission_reason,
+  nextSteps: row.next_steps,
+  callback:
+    row.callback_asked === null
+      ? null
+      : { asked: row.callback_asked, at: iso(row.callback_at), timeZone: row.callback_time_zone ?? 'UTC' },
+  fields: row.fields,
+  method: row.method,
+  model: row.model,
+  analyzedAt: row.analyzed_at.toISOString(),
+});
+
+/**
+ * What call.completed and call.failed carry: the call as it ended, the signed URL of its recording (webhook bodies),
+ * the number it went out from and when it was answered (that number's reputation), and for call.completed the
+ * analysis.
+ */
+export function toCallEndedData(
+  row: Selectable<CallsTable>,
+  recordingUrl: string | null,
+  analysis?: CallAnalysisData,
+): CallEndedData {
+  return {
+    callId: row.id,
+    agentId: row.agent_id,
+    contactId: row.contact_id,
+    direction: row.direction,
+    status: row.status,
+    endReason: row.end_reason,
+    durationSeconds: row.duration_seconds,
+    disposition: row.disposition,
+    totalCostUsd: row.total_cost_usd,
+    hasRecording: row.recording_storage_key !== null,
+    recordingUrl,
+    campaignId: row.campaign_id,
+    fromNumber: row.from_number,
+    answeredAt: iso(row.answered_at),
+    ...(analysis ? { analysis, callbackAt: iso(row.callback_at) } : {}),
+  };
+}
 
 /** Query string -> repo filters; a date range that ends before it starts is a request error, not an empty page. */
 export function callFilters(query: ListCallsQuery): CallFilters {

@@ -184,7 +184,8 @@ export function mapHeaders(headers: string[]): HeaderMap {
       if (count > MAX_ATTRIBUTES) attributesProblem = 'too_many_attributes';
       else if (chars > MAX_ATTRIBUTE_CHARS) attributesProblem = 'attributes_too_large';
       else if (count > 0) {
-        attributes = {};
+        // Without a prototype, a column headed __proto__ (or constructor) is an attribute like any other.
+        attributes = Object.create(null) as ContactAttributes;
         for (let index = 0; index < cells.length; index++) {
           const value = cells[index];
           if (!value || used[index]) continue;

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Database } from '../../db/types.js';
@@ -16,6 +17,20 @@ export interface ContactFilters {
 }
 
 export type ContactRow = Selectable<ContactsTable>;
+
+/** Where an export batch starts: after this contact, newest first. */
+export interface ExportCursor {
+  /** created_at as PostgreSQL writes it (microseconds kept). */
+  at: string;
+  id: string;
+}
+
+export type ExportRow = ContactRow & {
+  attributes_bytes: number;
+  cursor_at: string;
+  bytes_before: number;
+  matched: number;
+};
 
 /** Every column but attributes, which list queries read only when they fit a budget. */
 const CONTACT_COLUMNS = [
@@ -50,8 +65,14 @@ export interface ContactChanges {
   attributes?: Record<string, string | null>;
 }
 
-/** What free text searches, spelled exactly as the trigram index contacts_search_idx (migration 0005) so searches use it. */
-export const contactSearchText = sql<string>`contact_search_text(contacts.first_name, contacts.last_name, contacts.email, contacts.phone_e164 COLLATE "default")`;
+/**
+ * What free text searches: name, email and number in lower case (contacts.search_text, migration 0019), under the
+ * trigram index contacts_search_text_idx. Searched with LIKE and a lowercased pattern: ILIKE would lowercase every row.
+ */
+export const contactSearchText = sql<string>`contacts.search_text`;
+
+/** The LIKE pattern that finds `text` anywhere in contactSearchText, ignoring case (lowercased by PostgreSQL too). */
+export const contactSearchPattern = (text: string) => sql<string>`lower(${likePattern(text)})`;
 
 function contactFilters(accountId: string, filters: ContactFilters) {
   return (eb: ExpressionBuilder<Database, 'contacts'>) => {
@@ -72,7 +93,7 @@ function contactFilters(accountId: string, filters: ContactFilters) {
     if (filters.dnc !== undefined) conditions.push(eb('contacts.dnc', '=', filters.dnc));
     if (filters.q) {
       const text = contactSearchText;
-      const matches = [eb(text, 'ilike', likePattern(filters.q.trim()))];
+      const matches = [eb(text, 'like', contactSearchPattern(filters.q.trim()))];
       const digits = filters.q.replace(/\D/g, '');
       // Digits match the number only: it follows the second separator.
       if (digits.length >= 3) matches.push(eb(text, 'like', `%\x1f%\x1f${likePattern(digits)}`));
@@ -102,8 +123,12 @@ export function contactQueries(db: Executor) {
      * A page of contacts. Their attributes are read only when the page's attributes, by their stored size
      * (contacts.attributes_bytes), fit PAGE_ATTRIBUTE_BYTES: otherwise the page is refused before they are
      * loaded, whatever was stored, and the caller is told a limit that fits.
+     *
+     * `total` counts every match, unless `countUpTo` is given: then the count stops there (`totalExact` false when
+     * there are more), and is not run at all when the page itself shows where the matches end. The count then follows
+     * the page, after a turn of the event loop, rather than running beside it: on PGlite other requests go between.
      */
-    async listContacts(accountId: string, filters: ContactFilters, page: Page) {
+    async listContacts(accountId: string, filters: ContactFilters, page: Page, countUpTo: number | null = null) {
       const where = contactFilters(accountId, filters);
       const sized = db
         .selectFrom('contacts')
@@ -119,37 +144,37 @@ export function contactQueries(db: Executor) {
         .offset(page.offset)
         .as('page');
       const pageBytes = sql<number>`(sum(page.attributes_bytes) OVER ())::float8`;
-      const [rows, total] = await Promise.all([
-        db
-          .selectFrom(sized)
-          .select([
-            'id',
-            'account_id',
-            'first_name',
-            'last_name',
-            'phone_e164',
-            'email',
-            'company',
-            'timezone',
-            'dnc',
-            'created_at',
-            'updated_at',
-          ])
-          .select(
-            sql<
-              ContactRow['attributes']
-            >`CASE WHEN ${pageBytes} <= ${PAGE_ATTRIBUTE_BYTES} THEN page.attributes END`.as('attributes'),
-          )
-          .select(['attributes_bytes', pageBytes.as('page_attribute_bytes')])
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .execute(),
+      const pageQuery = db
+        .selectFrom(sized)
+        .select([
+          'id',
+          'account_id',
+          'first_name',
+          'last_name',
+          'phone_e164',
+          'email',
+          'company',
+          'timezone',
+          'dnc',
+          'created_at',
+          'updated_at',
+        ])
+        .select(
+          sql<ContactRow['attributes']>`CASE WHEN ${pageBytes} <= ${PAGE_ATTRIBUTE_BYTES} THEN page.attributes END`.as(
+            'attributes',
+          ),
+        )
+        .select(['attributes_bytes', pageBytes.as('page_attribute_bytes')])
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc');
+      const countAll = () =>
         db
           .selectFrom('contacts')
           .select((eb) => eb.fn.countAll<number>().as('n'))
           .where(where)
-          .executeTakeFirstOrThrow(),
-      ]);
+          .executeTakeFirstOrThrow()
+          .then((count) => ({ total: Number(count.n), totalExact: true }));
+      const [rows, counted] = await Promise.all([pageQuery.execute(), countUpTo === null ? countAll() : null]);
       const bytes = rows[0]?.page_attribute_bytes ?? 0;
       if (bytes > PAGE_ATTRIBUTE_BYTES) {
         let fits = 0;
@@ -163,48 +188,111 @@ export function contactQueries(db: Executor) {
         ...row,
         attributes: row.attributes ?? {},
       }));
-      return { items, total: Number(total.n) };
+      if (countUpTo === null) return { items, ...counted! };
+      // A page that is not full, and not past the end, ends the matches: its count is exact and free.
+      if (items.length < page.limit && (items.length > 0 || page.offset === 0))
+        return { items, total: page.offset + items.length, totalExact: true };
+      await nextTurn();
+      const matching = db
+        .selectFrom('contacts')
+        .select(sql<number>`1`.as('one'))
+        .where(where)
+        .limit(countUpTo + 1)
+        .as('matching');
+      const { n } = await db
+        .selectFrom(matching)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      const found = Number(n);
+      return { items, total: Math.min(found, countUpTo), totalExact: found <= countUpTo };
     },
 
     /**
-     * One batch of the export, newest first, after the keyset cursor: up to `limit` rows, cut where their
-     * attributes pass maxBytes (always at least one row), so a batch stays small whatever was stored. Rows past
-     * the cut are never read in full. The cursor's time travels as text so it keeps PostgreSQL's microseconds
-     * (a JS Date would round them away and repeat rows).
+     * One batch of the export, newest first, after the keyset cursor: the next `scan` contacts of the account in the
+     * order of contacts_account_created_idx, those of them that match the filters, cut where their attributes pass
+     * maxBytes (always at least one row). So a batch reads at most `scan` contacts however rare the matches, and rows
+     * past the cut are never read in full. `next` is where the following batch starts; null when there is none.
+     *
+     * The plan is pinned to that index (no bitmap scan, no sort, for this transaction): the embedded database never
+     * gathers statistics by itself, and without them the planner sorts all the account's remaining contacts for
+     * every batch. The cursor's time travels as text so it keeps PostgreSQL's microseconds (a JS Date would round
+     * them away and repeat rows).
      */
     exportBatch(
       accountId: string,
       filters: ContactFilters,
-      after: { at: string; id: string } | null,
-      limit: number,
+      after: ExportCursor | null,
+      scan: number,
       maxBytes: number,
-    ) {
-      let query = db
-        .selectFrom('contacts')
-        .select([...CONTACT_COLUMNS, 'contacts.attributes'])
-        .select(sql<string>`contacts.created_at::text`.as('cursor_at'))
-        .select(
-          sql<number>`(sum(contacts.attributes_bytes) OVER (ORDER BY contacts.created_at DESC, contacts.id DESC ROWS UNBOUNDED PRECEDING) - contacts.attributes_bytes)::float8`.as(
-            'bytes_before',
-          ),
-        )
-        .where(contactFilters(accountId, filters));
-      if (after)
-        query = query.where(
-          sql<boolean>`(contacts.created_at, contacts.id) < (${after.at}::timestamptz, ${after.id}::uuid)`,
-        );
-      const batch = query
-        .orderBy('contacts.created_at', 'desc')
-        .orderBy('contacts.id', 'desc')
-        .limit(limit)
-        .as('batch');
-      return db
-        .selectFrom(batch)
-        .selectAll()
-        .where('bytes_before', '<', maxBytes)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .execute();
+    ): Promise<{ rows: ExportRow[]; next: ExportCursor | null }> {
+      const before = (cursor: ExportCursor) =>
+        sql<boolean>`(contacts.created_at, contacts.id) < (${cursor.at}::timestamptz, ${cursor.id}::uuid)`;
+      const batch = async (trx: Executor) => {
+        // A plan with a disabled step looks a billion times dearer than it is: without jit off, PostgreSQL would
+        // spend a quarter of a second compiling the query of every batch.
+        await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true),
+                         set_config('jit', 'off', true)`.execute(trx);
+        const filtered =
+          filters.listId !== undefined ||
+          filters.q !== undefined ||
+          filters.phoneE164 !== undefined ||
+          filters.dnc !== undefined;
+        // With filters, the last of the next `scan` contacts bounds the range the filters are applied to.
+        let last: ExportCursor | null = null;
+        if (filtered) {
+          let scanned = trx
+            .selectFrom('contacts')
+            .select([sql<string>`contacts.created_at::text`.as('at'), 'contacts.id'])
+            .where('contacts.account_id', '=', accountId);
+          if (after) scanned = scanned.where(before(after));
+          last =
+            (await scanned
+              .orderBy('contacts.created_at', 'desc')
+              .orderBy('contacts.id', 'desc')
+              .offset(scan - 1)
+              .limit(1)
+              .executeTakeFirst()) ?? null;
+        }
+        let matching = trx
+          .selectFrom('contacts')
+          .select([...CONTACT_COLUMNS, 'contacts.attributes'])
+          .select(sql<number>`contacts.attributes_bytes`.as('attributes_bytes'))
+          .select(sql<string>`contacts.created_at::text`.as('cursor_at'))
+          .select(
+            sql<number>`(sum(contacts.attributes_bytes) OVER (ORDER BY contacts.created_at DESC, contacts.id DESC ROWS UNBOUNDED PRECEDING) - contacts.attributes_bytes)::float8`.as(
+              'bytes_before',
+            ),
+          )
+          .where(contactFilters(accountId, filters));
+        if (after) matching = matching.where(before(after));
+        if (last)
+          matching = matching.where(
+            sql<boolean>`(contacts.created_at, contacts.id) >= (${last.at}::timestamptz, ${last.id}::uuid)`,
+          );
+        // Counted after the limit (a window in `matching` would count every remaining match), before the cut.
+        const counted = trx
+          .selectFrom(
+            matching.orderBy('contacts.created_at', 'desc').orderBy('contacts.id', 'desc').limit(scan).as('limited'),
+          )
+          .selectAll()
+          .select(sql<number>`(count(*) OVER ())::int`.as('matched'))
+          .as('batch');
+        const rows = await trx
+          .selectFrom(counted)
+          .selectAll()
+          .where('bytes_before', '<', maxBytes)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .execute();
+        const final = rows[rows.length - 1];
+        const cut = final !== undefined && rows.length < final.matched;
+        let next: ExportCursor | null;
+        if (cut) next = { at: final.cursor_at, id: final.id };
+        else if (filtered) next = last;
+        else next = rows.length < scan || !final ? null : { at: final.cursor_at, id: final.id };
+        return { rows, next };
+      };
+      return db.isTransaction ? batch(db) : db.transaction().execute(batch);
     },
 
     /** What the dialer needs of these contacts (the missing ones were deleted). */

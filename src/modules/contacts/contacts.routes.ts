@@ -162,7 +162,8 @@ function contactRoutes(app: App, contacts: ContactsService) {
     async (req, reply) => {
       const csv = await contacts.exportCsv(req.auth, req.query);
       reply.type('text/csv; charset=utf-8').header('Content-Disposition', 'attachment; filename="contacts.csv"');
-      return reply.send(Readable.from(csv));
+      // One batch buffered at most: the next is read from the database only once the client has taken this one.
+      return reply.send(Readable.from(csv, { highWaterMark: 1 }));
     },
   );
 }

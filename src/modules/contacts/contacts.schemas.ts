@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, NamedRef, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
 import { DUPLICATE_POLICIES } from './contacts.tables.js';
+import { SEARCH_COUNT_AHEAD } from './contacts.search.js';
 
 const Country = Type.String({
   pattern: '^[A-Za-z]{2}$',
@@ -123,7 +124,23 @@ export const ContactDetail = Type.Object(
   { title: 'ContactDetail', description: 'A contact, with the lists it is in.' },
 );
 
-export const ContactPage = Type.Object({ contacts: Type.Array(Contact), ...PageFields }, { title: 'ContactPage' });
+export const ContactPage = Type.Object(
+  {
+    contacts: Type.Array(Contact),
+    ...PageFields,
+    total: Type.Integer({
+      minimum: 0,
+      description:
+        `Contacts matching the filters. With \`q\`, matches are counted up to ${SEARCH_COUNT_AHEAD.toLocaleString('en-US')} past \`offset\` and no further: ` +
+        '`total` is then at least that many (see `totalExact`), and still more than `offset + limit` whenever ' +
+        'there is a next page.',
+    }),
+    totalExact: Type.Boolean({
+      description: 'false when a `q` search stopped counting: there are more matches than `total`.',
+    }),
+  },
+  { title: 'ContactPage' },
+);
 
 /** Filters shared by GET /v1/contacts, GET /v1/contact-lists/{id}/contacts and the CSV export. */
 export const ContactFilterFields = {
@@ -132,7 +149,9 @@ export const ContactFilterFields = {
       minLength: 3,
       maxLength: 100,
       description:
-        'Free text over name, email and phone, matched anywhere and ignoring case: 3 to 100 characters, no control characters.',
+        'Free text over name, email and phone, matched anywhere and ignoring case: 3 to 100 characters, no control ' +
+        'characters, and something to look up: 3 letters or digits in a row, or words separated by a space or ' +
+        'punctuation ("ada", "wu li", "415 555"). Punctuation alone is refused.',
     }),
   ),
   phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'One number, in any common format.' })),

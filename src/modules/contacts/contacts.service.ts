@@ -17,6 +17,7 @@ import { createPhonePool, type PhonePool } from '../../lib/phone-pool.js';
 import { importContactList } from './contacts.import.js';
 import { exportContactsCsv } from './contacts.export.js';
 import { patchedAttributesProblem } from './contacts.csv-headers.js';
+import { SEARCH_COUNT_AHEAD, searchTextProblem } from './contacts.search.js';
 import {
   membersOfListsQuery,
   type ContactChanges,
@@ -82,14 +83,6 @@ const toContactList = (row: Selectable<ContactListsTable>) => ({
   createdAt: row.created_at.toISOString(),
 });
 
-/** A search reads the trigram index: it needs 3 characters to use it, and a control character would never match. */
-function checkSearchText(q: string) {
-  if (q.trim().length < 3)
-    throw invalidField('querystring/q', 'needs at least 3 characters, not counting spaces around them');
-  if (/[\x00-\x1f]/.test(q))
-    throw invalidField('querystring/q', 'must not contain control characters (tab, newline, NUL)');
-}
-
 const emptyToNull = (value: string | null | undefined) => (value === undefined ? undefined : value?.trim() || null);
 
 export function createContactsService(deps: ContactsDeps) {
@@ -103,7 +96,8 @@ export function createContactsService(deps: ContactsDeps) {
   }
 
   async function filtersOf(auth: Auth, input: ContactFilterInput): Promise<ContactFilters> {
-    if (input.q !== undefined) checkSearchText(input.q);
+    const searchProblem = input.q === undefined ? null : searchTextProblem(input.q);
+    if (searchProblem) throw invalidField('querystring/q', searchProblem);
     const filters: ContactFilters = { listId: input.listId, q: input.q, dnc: input.dnc };
     if (input.phone !== undefined) filters.phoneE164 = await phoneFilter(auth, input.phone, 'querystring/phone');
     return filters;
@@ -175,11 +169,15 @@ export function createContactsService(deps: ContactsDeps) {
 
     async listContacts(auth: Auth, input: ContactQuery) {
       const { limit, offset, ...filterInput } = input;
-      const { items, total } = await repo.listContacts(auth.accountId, await filtersOf(auth, filterInput), {
-        limit,
-        offset,
-      });
-      return envelope('contacts', items.map(toContact), total, input);
+      const filters = await filtersOf(auth, filterInput);
+      const countUpTo = filters.q === undefined ? null : offset + SEARCH_COUNT_AHEAD;
+      const { items, total, totalExact } = await repo.listContacts(
+        auth.accountId,
+        filters,
+        { limit, offset },
+        countUpTo,
+      );
+      return { ...envelope('contacts', items.map(toContact), total, input), totalExact };
     },
 
     async listContactsOfList(auth: Auth, listId: string, input: ListContactsQuery) {

@@ -72,6 +72,9 @@ test('contacts of a list, and the filters: list, free text, phone in any format,
 
   const all = await get(user, '/contacts');
   assert.equal(all.json().total, 4);
+  assert.equal(all.json().totalExact, true);
+  const searched = (await get(user, '/contacts?q=example&limit=1')).json();
+  assert.deepEqual([searched.contacts.length, searched.total, searched.totalExact], [1, 3, true]);
   assert.deepEqual(phones((await get(user, `/contacts?listId=${other.listId}`)).json()), [
     '+12125550123',
     '+16465553890',
@@ -215,6 +218,15 @@ test('the export pages through more contacts than one batch without repeating or
   const rows = parse(response.body, { columns: true }) as Array<Record<string, string>>;
   assert.equal(rows.length, 12_000);
   assert.equal(new Set(rows.map((r) => r.id)).size, 12_000);
+
+  // A filter matching few of them, in runs far apart (11, 110-119, 1100-1199, 11000-11999): batches that scan
+  // no match at all still move on, and none is read twice.
+  const filtered = parse((await get(user, '/exports/contacts.csv?q=person%2011')).body, { columns: true }) as Array<
+    Record<string, string>
+  >;
+  assert.equal(filtered.length, 1 + 10 + 100 + 1000);
+  assert.equal(new Set(filtered.map((r) => r.id)).size, filtered.length);
+  assert.ok(filtered.every((r) => /^11/.test(r.last_name!)));
 });
 
 test("another account's lists and contacts answer 404 and never show up", async () => {

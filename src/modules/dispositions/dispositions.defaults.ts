@@ -11,8 +11,8 @@ export interface DefaultDisposition {
 
 /**
  * The set every account starts with. The system codes are the outcomes the engine reaches on its own: the
- * playbook engine ends calls as interested, not_interested, callback_requested, do_not_call or voicemail, and the
- * network and transfers give no_answer, busy, failed and transferred.
+ * playbook engine ends calls as interested, not_interested, callback_requested, do_not_call or voicemail, a callee
+ * who hangs up first gives hung_up, and the network and transfers give no_answer, busy, failed and transferred.
  */
 export const DEFAULT_DISPOSITIONS: readonly DefaultDisposition[] = [
   {
@@ -49,6 +49,13 @@ export const DEFAULT_DISPOSITIONS: readonly DefaultDisposition[] = [
     category: 'neutral',
     system: true,
     description: 'An answering machine or voicemail picked up.',
+  },
+  {
+    code: 'hung_up',
+    label: 'Hung up',
+    category: 'neutral',
+    system: true,
+    description: 'The contact hung up before the agent ended the call.',
   },
   { code: 'no_answer', label: 'No answer', category: 'neutral', system: true, description: 'Nobody picked up.' },
   { code: 'busy', label: 'Busy', category: 'neutral', system: true, description: 'The line was busy.' },

@@ -7,7 +7,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../lib/errors.js';
 import { buildTestServices, newAccount, type TestServices } from '../../../test/service-kit.js';
+import { systemClock } from '../../lib/clock.js';
+import type { OutboxFactory } from '../../events/outbox.js';
 import { DEFAULT_DISPOSITIONS } from './dispositions.defaults.js';
+import { createDispositionsRepo } from './dispositions.repo.js';
+import { createDispositionsService } from './dispositions.service.js';
 
 let t: TestServices;
 before(async () => (t = await buildTestServices()));
@@ -59,6 +63,7 @@ test("every account starts with the default set, the engine's codes marked as sy
   for (const code of [
     'do_not_call',
     'voicemail',
+    'hung_up',
     'transferred',
     'interested',
     'not_interested',
@@ -128,6 +133,39 @@ test('a default that is not a system code can be deleted, stays deleted, and can
     category: 'negative',
   });
   assert.equal(again.isSystem, false);
+});
+
+test('an account that has its codes gets the system codes added since, never a default it deleted', async () => {
+  const { auth } = await newAccount(t);
+  const wrongNumber = (await codesOf(auth)).find((c) => c.code === 'wrong_number')!;
+  await t.services.dispositions.delete(auth, wrongNumber.id);
+  // As an account seeded before hung_up existed, seen by a process started since.
+  await t.db
+    .deleteFrom('disposition_codes')
+    .where('account_id', '=', auth.accountId)
+    .where('code', '=', 'hung_up')
+    .execute();
+  const noEvents: OutboxFactory = () => {
+    throw new Error('seeding records no domain events');
+  };
+  const restarted = createDispositionsService({ repo: createDispositionsRepo(t.db, noEvents), clock: systemClock });
+  assert.equal(await restarted.isValidCode(auth.accountId, 'hung_up'), true);
+  assert.equal((await restarted.resolve(auth.accountId, 'hung_up'))?.isSystem, true);
+  assert.equal(await restarted.resolve(auth.accountId, 'wrong_number'), null, 'a deleted default stays deleted');
+  assert.equal(await rowCount(auth.accountId), DEFAULT_DISPOSITIONS.length - 1);
+});
+
+test("a template's codes are added once, never as system codes; codes the account has stay as they are", async () => {
+  const { auth } = await newAccount(t);
+  const vocabulary = [
+    { code: 'confirmed', label: 'Confirmed', category: 'positive' as const, description: 'They will come.' },
+    { code: 'interested', label: 'Keen', category: 'neutral' as const, description: 'Not this one.' },
+  ];
+  assert.equal(await t.services.dispositions.addMissing(auth.accountId, vocabulary), 1);
+  assert.equal(await t.services.dispositions.addMissing(auth.accountId, vocabulary), 0);
+  const byCode = new Map((await codesOf(auth)).map((c) => [c.code, c]));
+  assert.equal(byCode.get('confirmed')!.isSystem, false);
+  assert.equal(byCode.get('interested')!.label, 'Interested', 'a code already there is left alone');
 });
 
 test('system codes can be relabelled but not deleted or turned off', async () => {

@@ -9,7 +9,9 @@ import { actorOf } from '../../events/domain-events.js';
 import type { DispositionChanges, DispositionsRepo } from './dispositions.repo.js';
 import type { DispositionCodesTable } from './dispositions.tables.js';
 import type { CreateDispositionInput, ListDispositionsQuery, UpdateDispositionInput } from './dispositions.schemas.js';
-import { DEFAULT_DISPOSITIONS } from './dispositions.defaults.js';
+import { DEFAULT_DISPOSITIONS, type DefaultDisposition } from './dispositions.defaults.js';
+
+const SYSTEM_DISPOSITIONS = DEFAULT_DISPOSITIONS.filter((d) => d.system);
 
 type CodeRow = Selectable<DispositionCodesTable>;
 type Queries = Pick<DispositionsRepo, 'hasAny' | 'insertMissing' | 'findByCode'>;
@@ -52,28 +54,29 @@ export function createDispositionsService(deps: { repo: DispositionsRepo; clock:
   const { repo, clock } = deps;
   const seeded = new Set<string>();
 
+  const rowsOf = (codes: readonly DefaultDisposition[], now: Date) =>
+    codes.map((d) => ({
+      id: newId(),
+      code: d.code,
+      label: d.label,
+      description: d.description,
+      category: d.category,
+      is_system: d.system,
+      created_at: now,
+      updated_at: now,
+    }));
+
   /**
    * Every account starts with the default set, written the first time the account's codes are used (so accounts
-   * older than this feature get it too). Idempotent: codes already there are left alone.
+   * older than this feature get it too). An account that has its codes gets the system codes added since (they are
+   * never deleted, so a missing one is new), not the defaults it deleted. Idempotent: codes already there are left
+   * alone.
    */
   async function ensureDefaults(accountId: string, queries: Queries = repo, cache = true) {
     if (seeded.has(accountId)) return;
-    if (!(await queries.hasAny(accountId))) {
-      const now = clock.now();
-      await queries.insertMissing(
-        accountId,
-        DEFAULT_DISPOSITIONS.map((d) => ({
-          id: newId(),
-          code: d.code,
-          label: d.label,
-          description: d.description,
-          category: d.category,
-          is_system: d.system,
-          created_at: now,
-          updated_at: now,
-        })),
-      );
-    }
+    const now = clock.now();
+    const wanted = (await queries.hasAny(accountId)) ? SYSTEM_DISPOSITIONS : DEFAULT_DISPOSITIONS;
+    await queries.insertMissing(accountId, rowsOf(wanted, now));
     // Inside someone else's transaction the rows exist only if it commits: do not remember them yet.
     if (!cache) return;
     if (seeded.size >= SEEDED_CACHE_MAX) seeded.clear();
@@ -199,6 +202,21 @@ export function createDispositionsService(deps: { repo: DispositionsRepo; clock:
      * calling from inside a transaction (on the embedded database the pool is that one connection).
      */
     resolve,
+
+    /**
+     * Adds the codes the account does not have yet (an agent template's vocabulary, when an agent is made from it),
+     * never as system codes; codes already there, active or not, are left as they are. Answers how many were added.
+     */
+    async addMissing(accountId: string, codes: readonly Omit<DefaultDisposition, 'system'>[]): Promise<number> {
+      await ensureDefaults(accountId);
+      return repo.insertMissing(
+        accountId,
+        rowsOf(
+          codes.map((code) => ({ ...code, system: false })),
+          clock.now(),
+        ),
+      );
+    },
 
     /** Whether `code` may be set on a call now: the account has it and it is active. */
     async isValidCode(accountId: string, code: string, tx?: TxHandle): Promise<boolean> {

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.js';
 import { allow } from '../../http/access.js';
 import { AppError } from '../../lib/errors.js';
+import type { ErrorBody } from '../../http/errors.js';
 import { responses } from '../../http/schemas.js';
 import type { ChatDelta, FinishReason, ToolCall } from '../../providers/llm/index.js';
 import type { LlmProxyService, OpenedTurn } from './llm-proxy.service.js';
@@ -78,6 +79,38 @@ async function completion(turn: OpenedTurn) {
   };
 }
 
+/** An upstream failure is the model's, not the service's: one line at warn, without a stack. */
+function logUpstreamFailure(req: FastifyRequest, error: AppError, outcome: string) {
+  req.log.warn(
+    { error: error.code, reason: error.message, details: error.details },
+    `the agent's model failed: ${outcome}`,
+  );
+}
+
+/**
+ * Answers a turn that could not start. A client that went away has nobody to answer and an upstream failure is a 502:
+ * neither is the service's fault, so each is one line at warn, without a stack. Anything else is the error
+ * handler's.
+ */
+function failedToOpen(req: FastifyRequest, reply: FastifyReply, error: unknown, clientGone: AbortSignal) {
+  if (clientGone.aborted) {
+    req.log.warn(
+      { reason: error instanceof Error ? error.message : String(error) },
+      'the client went away before the model answered',
+    );
+    reply.hijack();
+    reply.raw.destroy();
+    return reply;
+  }
+  if (error instanceof AppError && error.code === 'upstream_error') {
+    logUpstreamFailure(req, error, `answered ${error.statusCode}`);
+    return reply
+      .status(error.statusCode)
+      .send({ error: error.code, message: error.message, details: error.details } satisfies ErrorBody);
+  }
+  throw error;
+}
+
 /** A streamed answer: chat.completion.chunk events, each written the moment its delta arrives, then [DONE]. */
 async function stream(req: FastifyRequest, reply: FastifyReply, turn: OpenedTurn, includeUsage: boolean) {
   reply.hijack();
@@ -119,7 +152,8 @@ async function stream(req: FastifyRequest, reply: FastifyReply, turn: OpenedTurn
     if (res.destroyed) return; // the client went away: nobody to tell
     // Headers are gone: the failure goes in the stream, as OpenAI reports one, and the stream ends without [DONE].
     const known = error instanceof AppError;
-    if (!known) req.log.error({ err: error }, 'the proxied stream failed');
+    if (known && error.code === 'upstream_error') logUpstreamFailure(req, error, 'the stream ends with an error event');
+    else req.log.error({ err: error }, 'the proxied stream failed');
     const message = known ? error.message : 'The stream failed; details.requestId identifies it in the logs';
     res.write(
       `data: ${JSON.stringify({ error: { message, type: known ? error.code : 'internal_error', code: known ? error.code : 'internal_error' } })}\n\n`,
@@ -157,7 +191,13 @@ export function llmProxyRoutes(app: App, { llmProxy }: { llmProxy: LlmProxyServi
         if (!reply.raw.writableFinished) abort.abort('client_closed');
       });
       const caller = { accountId: req.auth.accountId, grant: req.auth.callGrant ?? null };
-      const turn = await llmProxy.open(caller, req.params.agentId, req.body, headerCallId(req), abort.signal);
+      const callId = headerCallId(req);
+      let turn: OpenedTurn;
+      try {
+        turn = await llmProxy.open(caller, req.params.agentId, req.body, callId, abort.signal);
+      } catch (error) {
+        return failedToOpen(req, reply, error, abort.signal);
+      }
       if (req.body.stream) return stream(req, reply, turn, req.body.stream_options?.include_usage === true);
       return completion(turn);
     },

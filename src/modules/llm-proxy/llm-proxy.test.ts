@@ -19,6 +19,9 @@ import {
   type Upstream,
 } from '../../../test/openai-upstream.js';
 import { startJobWorkers, type JobWorkers } from '../../background.js';
+import { LEVELS, loggingApp } from '../../../test/log-capture.js';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const UPSTREAM_KEY = 'sk-upstream-secret-4b1d9c7e2f';
 const KNOWLEDGE = [
@@ -345,6 +348,25 @@ test('a per-call token works for its agent and call only, and ends with the call
     { messages: [{ role: 'user', content: 'Hi' }] },
   );
   assert.equal(forged.statusCode, 401);
+  // Only the token exactly as issued: nothing appended, nothing re-encoded.
+  const [payload, signature] = issued!.token.slice('pct_'.length).split('.') as [string, string];
+  for (const altered of [
+    `${issued!.token}.x`,
+    `${issued!.token}.`,
+    `${issued!.token}.${signature}`,
+    `${issued!.token}=`,
+    `pct_${payload}=.${signature}`,
+    `pct_${payload}.${signature}.${payload}`,
+    `PCT_${payload}.${signature}`,
+  ]) {
+    const response = await proxy(
+      { headers: { authorization: `Bearer ${altered}` } },
+      {
+        messages: [{ role: 'user', content: 'Hi' }],
+      },
+    );
+    assert.equal(response.statusCode, 401, altered);
+  }
 
   // The call ends as a voice provider reports it.
   assert.equal((await t.services.calls.postCall({ callId: live, status: 'completed' })).status, 'completed');
@@ -428,4 +450,86 @@ test('a bad body is a 400 error body; another account, its agent and its call ar
     .where('call_id', '=', theirCall)
     .execute();
   assert.equal(items.length, 0);
+});
+
+test('a client that goes away and an upstream that fails are logged at warn, without a stack', async () => {
+  const logged = await loggingApp(t, { level: 'info' });
+  try {
+    await logged.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = logged.app.server.address() as AddressInfo;
+    let reached = () => {};
+    /** A streamed request the client drops once the upstream has it (and, when asked, once the first piece is in). */
+    const dropped = (afterFirstPiece: boolean) =>
+      new Promise<void>((resolve, reject) => {
+        const upstreamHasIt = new Promise<void>((resolve) => (reached = resolve));
+        const req = httpRequest({
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `/api/v1/llm-proxy/${agentId}/chat/completions`,
+          headers: { ...asKey(owner).headers, 'content-type': 'application/json' },
+        });
+        req.on('error', () => resolve());
+        req.on('response', (res) => res.once('data', () => (req.destroy(), resolve())));
+        req.end(JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }], stream: true }));
+        if (!afterFirstPiece) upstreamHasIt.then(() => (req.destroy(), resolve()), reject);
+      });
+    const logLines = async (count: number) => {
+      for (let i = 0; i < 100 && logged.lines().filter((line) => line.level >= LEVELS.warn).length < count; i++)
+        await sleep(50);
+      return logged.lines().filter((line) => line.level >= LEVELS.warn);
+    };
+
+    // Before the first piece: the upstream has the request and has not answered.
+    upstream.handler = () => reached();
+    await dropped(false);
+    const [gone] = await logLines(1);
+    assert.equal(gone?.msg, 'the client went away before the model answered');
+
+    // Mid-stream: the first piece is out, then the upstream waits. Nobody is left to tell: nothing to log.
+    upstream.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(textChunk('Hello'))}\n\n`);
+      reached();
+    };
+    await dropped(true);
+
+    // The upstream never answers (502), then fails mid-stream (an error event ends the stream).
+    upstream.handler = () => {};
+    const response = await logged.app.inject({
+      method: 'POST',
+      url: `/api/v1/llm-proxy/${agentId}/chat/completions`,
+      headers: asKey(owner).headers,
+      payload: { messages: [{ role: 'user', content: 'Hi' }] },
+    });
+    assert.equal(response.statusCode, 502);
+    assert.equal(errorBody(response).error, 'upstream_error');
+    assert.match(errorBody(response).message, /did not answer in time/);
+    upstream.handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(textChunk('Half an '))}\n\n`);
+      res.end(`data: ${JSON.stringify({ error: { message: 'the model crashed' } })}\n\n`);
+    };
+    const broken = await logged.app.inject({
+      method: 'POST',
+      url: `/api/v1/llm-proxy/${agentId}/chat/completions`,
+      headers: asKey(owner).headers,
+      payload: { messages: [{ role: 'user', content: 'Hi' }], stream: true },
+    });
+    assert.equal(JSON.parse(sseEvents(broken.body).at(-1)!).error.code, 'upstream_error');
+
+    const lines = await logLines(3);
+    assert.deepEqual(
+      lines.map((line) => [line.level, line.msg]),
+      [
+        [LEVELS.warn, 'the client went away before the model answered'],
+        [LEVELS.warn, "the agent's model failed: answered 502"],
+        [LEVELS.warn, "the agent's model failed: the stream ends with an error event"],
+      ],
+    );
+    assert.match(String(lines[1]!.reason), /did not answer in time/);
+    for (const line of logged.raw) assert.ok(!line.includes('"stack"') && !line.includes(UPSTREAM_KEY), line);
+  } finally {
+    await logged.close();
+  }
 });

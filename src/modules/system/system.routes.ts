@@ -15,6 +15,11 @@ const HealthBody = Type.Object(
     storage: Type.Union([Type.Literal('pglite'), Type.Literal('postgres')]),
     database: ComponentStatus,
     redis: ComponentStatus,
+    /** Recordings and other files: the directory can be written, or the bucket answers. */
+    objectStorage: Type.Union([Type.Literal('ok'), Type.Literal('down')], {
+      description:
+        'Where recordings go: `down` when the storage directory cannot be written or the bucket does not answer',
+    }),
   },
   { title: 'Health' },
 );
@@ -59,7 +64,7 @@ export function healthRoutes(app: App, { system }: { system: SystemService }) {
       schema: {
         operationId: 'getHealth',
         tags,
-        summary: 'Liveness and database check; 503 when the database is down',
+        summary: 'Liveness and dependency check; 503 when the database, Redis or object storage is down',
         response: responses(HealthBody),
       },
     },

@@ -1,31 +1,39 @@
 /**
  * The dispatcher: sends due deliveries from every worker process, in batches, and records how each attempt ended.
  *
- * Lanes. A process runs three lanes of the same loop (claim a batch, send it, record it; again at once while there is
- * work, else wait for a commit that adds deliveries or for the next poll). Two lanes serve any endpoint, so one sends
- * while the other claims or records. The third, the quick lane, serves only the endpoints whose last attempt from
- * this process was quick (under a second; each process learns them for itself): their work is not held back while the
- * other lanes wait on slow receivers, and it never takes a slow endpoint's backlog. A new endpoint's first delivery
- * goes through the other lanes.
+ * Turns. Accounts take turns first, then each account's endpoints, so one account's endpoints, however many and
+ * however slow, do not hold back another account's deliveries:
+ * - A claim leases up to 250 due deliveries under one lease row; claims take turns under an advisory lock, so two
+ *   dispatchers never make the same attempt. Every account with deliveries due gets an equal share of the batch and
+ *   each of its endpoints an equal share of the account's, the longest waiting first; a delivery written behind an
+ *   unsent one of the same subject waits for it.
+ * - A process's attempts share WEBHOOK_CONCURRENCY places (webhooks.turns.ts): a freed place goes to the waiting
+ *   account running the fewest, then to its endpoint running the fewest; no account or endpoint takes every place,
+ *   and endpoints not known to answer quickly (new, slow or timing out) hold half of them at most.
+ * - The penalty lane: an endpoint whose last attempt timed out is claimed only by a lane of its own, one delivery per
+ *   endpoint and batch, and its attempts hold at most a quarter of the places. An attempt that ends otherwise puts it
+ *   back.
  *
- * Turns. A claim leases up to 250 due deliveries under one lease row; claims take turns under an advisory lock, so
- * two dispatchers never make the same attempt. Every endpoint with deliveries due gets an equal share of the batch,
- * the longest waiting first, and a delivery written behind an unsent one of the same subject waits for it. The lanes
- * share WEBHOOK_CONCURRENCY requests, which endpoints take in turn: no endpoint holds every place, so another's work
- * starts at once however slow the one holding the rest. A batch starts attempts for 15 s at most (the rest stay due
- * for the next batch), and an endpoint that fails ten times in a row within a batch gets no more attempts there.
+ * Lanes. A process runs four lanes of the same loop (claim a batch, send it, claim the next): two serve any endpoint
+ * not in the penalty lane; the quick lane only those whose last attempt from this process was quick (under a second);
+ * the penalty lane, which new work does not wake, the others. A lane waits for its batch to be recorded (once its last
+ * attempt has ended) while its answers keep coming; after a quarter of a second without one it leaves the batch to be
+ * recorded when it ends and claims the next one, leaving out the endpoints with attempts of such batches still waiting for a place. So no slow
+ * receiver holds a lane, and a delivery of another account is claimed within a quarter of a second. A batch starts attempts for 15 s at
+ * most (the rest stay due for a later batch), and an endpoint that fails ten times in a row within a batch gets no
+ * more attempts there.
  *
  * Recording. One transaction records a batch: each attempt joins its delivery's log, and the delivery is delivered,
  * due for its retry (after 5 s, 30 s, 120 s) or abandoned; each endpoint's failure streak is counted in the order its
- * attempts ended, and the tenth failure in a row disables the endpoint and stops its pending deliveries. A lease is
- * renewed while its batch is sent; one that runs out belonged to a process that died, and whoever claims next records
- * its attempts as cut off and makes them again.
+ * attempts ended (the tenth failure in a row disables the endpoint and stops its pending deliveries), and whether its
+ * last attempt timed out. A lease is renewed while its batch is sent; one that runs out belonged to a process that
+ * died, and whoever claims next records its attempts as cut off and makes them again.
  */
 import type { WebhooksConfig } from '../../config.js';
 import type { WorkerLoopContext } from '../../jobs/define.js';
 import type { Clock } from '../../lib/clock.js';
-import { createFairLimiter, type FairLimiter } from '../../lib/concurrency.js';
 import { newId } from '../../lib/ids.js';
+import { enqueued } from '../../lib/wake.js';
 import { createWebhookSender, type Lookup, type WebhookSender } from './webhooks.http.js';
 import type {
   AttemptOutcome,
@@ -42,8 +50,10 @@ import {
   disabledReasonOf,
   failureStreak,
   keepsSending,
+  lastTimedOut,
 } from './webhooks.rules.js';
 import type { EndpointSecrets, WebhookSecrets } from './webhooks.secrets.js';
+import { createDeliveryTurns, penaltyPlacesOf, slowPlacesOf, type DeliveryTurns } from './webhooks.turns.js';
 
 /** The worker loop that sends deliveries; a commit that adds due deliveries wakes it. */
 export const DISPATCH_LOOP = 'webhooks.dispatch';
@@ -60,8 +70,14 @@ const TAKE_OVER_EVERY_MS = 10_000;
  * embedded database feels (half a millisecond or more each); larger batches wait longer behind a slow endpoint.
  */
 const DISPATCH_BATCH = 250;
-/** Lanes that serve any endpoint, beside the quick lane. */
+/** Lanes that serve any endpoint in good standing, beside the quick lane and the penalty lane. */
 const DISPATCH_LANES = 2;
+/**
+ * How long a lane waits for its batch to be recorded while none of its attempts ends, before it claims the next batch
+ * (the batch is recorded when its last attempt ends): the longest a due delivery of another account waits for a lane
+ * while every lane's batch waits on receivers that do not answer.
+ */
+const LANE_PATIENCE_MS = 250;
 /**
  * How long a batch starts attempts: those not started by then stay due for the next batch. A batch is recorded once
  * its last attempt ends, so a slow receiver holds its lane for at most this plus one attempt's limit.
@@ -77,9 +93,22 @@ interface EndedAttempt {
   latencyMs: number | null;
   error: string | null;
   responseExcerpt: string | null;
+  timedOut: boolean;
 }
 
 type DispatchEndpoint = EndpointSecrets & Pick<EndpointRow, 'url'>;
+
+/** A batch as it is sent. */
+interface SendingBatch {
+  /** By endpoint, its attempts not started yet. */
+  waiting: Map<string, number>;
+  /** The lane that claimed it went on before it was recorded. */
+  left: boolean;
+  /** When its last attempt ended (or it started), on the monotonic clock. */
+  progressAt: number;
+  /** The attempts made, once they have all ended. */
+  ended: Promise<EndedAttempt[]>;
+}
 
 /** A claimed batch: its lease, its deliveries and their endpoints (read in the claim's transaction). */
 interface Batch {
@@ -116,8 +145,11 @@ function endpointsOf(attempts: EndedAttempt[]) {
   return [...byId].map(([id, accountId]) => ({ id, accountId }));
 }
 
-/** Each endpoint's failure streak after a batch of its attempts; the tenth failure in a row disables it. */
-async function countStreaks(tx: WebhooksTx, attempts: EndedAttempt[]) {
+/**
+ * Each endpoint's failure streak after a batch of its attempts (the tenth failure in a row disables it), and whether
+ * its last attempt timed out (the penalty lane).
+ */
+async function settleEndpoints(tx: WebhooksTx, attempts: EndedAttempt[]) {
   const byEndpoint = new Map<string, EndedAttempt[]>();
   for (const attempt of attempts) {
     const ended = byEndpoint.get(attempt.delivery.endpoint_id);
@@ -129,17 +161,21 @@ async function countStreaks(tx: WebhooksTx, attempts: EndedAttempt[]) {
     const endpoint = await tx.findEndpointForUpdate(accountId, endpointId);
     if (!endpoint) continue;
     const { streak, disabledBy } = failureStreak(endpoint.failure_streak, endpoint.enabled, ended);
+    const timedOut = lastTimedOut(ended);
+    const timedOutAt = timedOut ? timedOut.finishedAt : null;
+    const penaltyChanged = (endpoint.timed_out_at === null) !== (timedOutAt === null);
     if (disabledBy) {
       await tx.updateEndpoint(accountId, endpointId, {
         failure_streak: streak,
         enabled: false,
         disabled_reason: disabledReasonOf(disabledBy),
         disabled_at: disabledBy.finishedAt,
+        timed_out_at: timedOutAt,
         updated_at: disabledBy.finishedAt,
       });
       await tx.stopPendingOfEndpoint(accountId, endpointId, disabledBy.finishedAt);
-    } else if (streak !== endpoint.failure_streak) {
-      await tx.updateEndpoint(accountId, endpointId, { failure_streak: streak });
+    } else if (streak !== endpoint.failure_streak || penaltyChanged) {
+      await tx.updateEndpoint(accountId, endpointId, { failure_streak: streak, timed_out_at: timedOutAt });
     }
   }
 }
@@ -151,6 +187,48 @@ export interface DispatcherDeps {
   secrets: WebhookSecrets;
   /** Name resolution for target checks (tests give their own). */
   lookup?: Lookup;
+  /** The limit of one attempt in milliseconds (10 s unless a test gives a shorter one). */
+  attemptTimeoutMs?: number;
+}
+
+/**
+ * Whether the batch is recorded before LANE_PATIENCE_MS pass without any of its attempts ending: a batch whose answers
+ * keep coming holds its lane, one that waits on silent receivers does not.
+ */
+async function recordedUnlessStuck(batch: { sending: SendingBatch; recorded: Promise<unknown> }) {
+  for (;;) {
+    const patience = batch.sending.progressAt + LANE_PATIENCE_MS - performance.now();
+    if (patience <= 0) return false;
+    if (await settlesWithin(batch.recorded, patience)) return true;
+  }
+}
+
+/** Whether `promise` settles within `ms` (a rejection counts as settled). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  const result = await Promise.race([
+    settled,
+    new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false))),
+  ]);
+  clearTimeout(timer);
+  return result;
+}
+
+/** Waits `ms`, or until `signal` aborts. */
+function pause(ms: number, signal: AbortSignal) {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 export function createWebhookDispatcher(deps: DispatcherDeps) {
@@ -161,10 +239,32 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       allowHttp: config.allowHttp,
       allowPrivate: config.allowPrivate,
       ...(deps.lookup ? { lookup: deps.lookup } : {}),
+      ...(deps.attemptTimeoutMs ? { timeoutMs: deps.attemptTimeoutMs } : {}),
     }));
   let nextTakeOverAt = 0;
   // Endpoints whose last attempt from this process was quick: the quick lane's.
   const quickEndpoints = new Set<string>();
+  // Endpoints whose last attempt from this process timed out: the penalty lane's at once, before their batch is
+  // recorded (then the database says so to every process).
+  const timedOutEndpoints = new Set<string>();
+  const places = config.concurrencyPerWorker;
+  const newTurns = () =>
+    createDeliveryTurns({ limit: places, slowPlaces: slowPlacesOf(places), penaltyPlaces: penaltyPlacesOf(places) });
+  // The places of the worker loop's lanes, made once: a loop started again after an error still counts the attempts
+  // its batches have under way.
+  let loopTurns: DeliveryTurns | undefined;
+  // Batches a lane left before they were recorded (slow answers), while some of their attempts wait for a place.
+  const leftBatches = new Set<SendingBatch>();
+  // Tells the worker loop's lanes to claim again (work they left aside may be due); several at once make one.
+  let nudging = false;
+  const nudge = () => {
+    if (nudging) return;
+    nudging = true;
+    setImmediate(() => {
+      nudging = false;
+      enqueued(DISPATCH_LOOP);
+    });
+  };
 
   /** Sends one claimed attempt; never throws (a failure is the attempt's result). */
   async function send(delivery: ClaimedDelivery, endpoint: DispatchEndpoint): Promise<EndedAttempt> {
@@ -179,8 +279,8 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
       'x-service-signature': header,
     };
     const result = await http().post(endpoint.url, headers, delivery.body);
-    const { statusCode, latencyMs, error, responseExcerpt } = result;
-    return { delivery, startedAt, finishedAt: clock.now(), statusCode, latencyMs, error, responseExcerpt };
+    const { statusCode, latencyMs, error, responseExcerpt, timedOut } = result;
+    return { delivery, startedAt, finishedAt: clock.now(), statusCode, latencyMs, error, responseExcerpt, timedOut };
   }
 
   /** Leases up to `limit` due deliveries (taking over leases that ran out, every TAKE_OVER_EVERY_MS). */
@@ -199,27 +299,62 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
   }
 
   /**
-   * Sends a batch's attempts through `limited`, endpoints taking turns. An endpoint that fails ten times in a row
+   * Starts a batch's attempts, each in its turn (see webhooks.turns.ts). An endpoint that fails ten times in a row
    * within the batch gets no more of its attempts (it is disabled when the batch is recorded, which stops the rest);
-   * attempts not started within BATCH_SENDING_MS stay due. Answers the attempts made.
+   * attempts not started within BATCH_SENDING_MS, or once the worker stops (`stoppers` holds what gives them up
+   * then), are given up and stay due. `ended` resolves with the attempts made once they have all ended; `waiting`
+   * counts, by endpoint, the attempts not started yet.
    */
-  async function sendBatch(batch: Batch, limited: FairLimiter): Promise<EndedAttempt[]> {
+  function sendBatch(batch: Batch, turns: DeliveryTurns, stoppers?: Set<() => void>): SendingBatch {
     const failedInARow = new Map<string, number>();
-    const stopStartingAt = performance.now() + BATCH_SENDING_MS;
+    const giveUp = new AbortController();
+    const stop = () => giveUp.abort();
+    const timer = setTimeout(stop, BATCH_SENDING_MS);
+    stoppers?.add(stop);
+    const sending: SendingBatch = {
+      waiting: new Map(),
+      left: false,
+      progressAt: performance.now(),
+      ended: Promise.resolve([]),
+    };
+    for (const { endpoint_id } of batch.claimed)
+      sending.waiting.set(endpoint_id, (sending.waiting.get(endpoint_id) ?? 0) + 1);
+    const oneStarted = (endpointId: string) => {
+      const left = sending.waiting.get(endpointId)! - 1;
+      if (left > 0) return void sending.waiting.set(endpointId, left);
+      sending.waiting.delete(endpointId);
+      // A lane that left this batch left the endpoint out of its claims: it may take it again.
+      if (sending.left) nudge();
+      if (sending.waiting.size > 0) return;
+      clearTimeout(timer);
+      stoppers?.delete(stop);
+      leftBatches.delete(sending);
+    };
     const attempt = async (delivery: ClaimedDelivery) => {
       const endpointId = delivery.endpoint_id;
-      if (!keepsSending(failedInARow.get(endpointId) ?? 0) || performance.now() > stopStartingAt) return null;
+      oneStarted(endpointId);
+      if (!keepsSending(failedInARow.get(endpointId) ?? 0)) return null;
       // The claim's transaction read the endpoint, and claims only deliveries of enabled endpoints.
       const ended = await send(delivery, batch.endpoints.get(endpointId)!);
-      if (answeredQuickly(ended.latencyMs)) quickEndpoints.add(endpointId);
+      sending.progressAt = performance.now();
+      const quick = answeredQuickly(ended.latencyMs);
+      if (quick) quickEndpoints.add(endpointId);
       else quickEndpoints.delete(endpointId);
+      if (ended.timedOut) timedOutEndpoints.add(endpointId);
+      else timedOutEndpoints.delete(endpointId);
+      turns.attemptEnded(endpointId, ended.timedOut ? 'timed out' : quick ? 'quick' : 'slow');
       failedInARow.set(endpointId, attemptSucceeded(ended) ? 0 : (failedInARow.get(endpointId) ?? 0) + 1);
       return ended;
     };
-    const made = await Promise.all(
-      batch.claimed.map((delivery) => limited(delivery.endpoint_id, () => attempt(delivery))),
-    );
-    return made.filter((ended): ended is EndedAttempt => ended !== null);
+    sending.ended = Promise.all(
+      batch.claimed.map(async (delivery) => {
+        const turn = { account: delivery.account_id, endpoint: delivery.endpoint_id, penalized: delivery.penalized };
+        const made = await turns.run(turn, () => attempt(delivery), giveUp.signal);
+        if (made === undefined) oneStarted(delivery.endpoint_id); // given up before its turn
+        return made ?? null;
+      }),
+    ).then((made) => made.filter((attempt): attempt is EndedAttempt => attempt !== null));
+    return sending;
   }
 
   /** Keeps the batch's lease while it is sent; answers the function that stops renewing. */
@@ -233,51 +368,103 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
     return () => clearInterval(renewal);
   }
 
-  /** One batch: claimed, sent and recorded in one transaction with the endpoints' streaks. */
-  async function dispatchBatch(limit: number, limited: FairLimiter, serving: ClaimScope = 'any endpoint') {
-    if (serving !== 'any endpoint' && serving.only.length === 0) return { attempted: 0 };
+  /** Records a batch's attempts in one transaction with the endpoints' streaks and penalties. */
+  async function record(batch: Batch, ended: EndedAttempt[]) {
+    await repo.transaction(async (tx) => {
+      // A lease that ran out was taken over: its attempts are already recorded as cut off, and made again.
+      if (!(await tx.releaseLease(batch.leaseId))) return;
+      await tx.lockEndpoints(endpointsOf(ended));
+      await tx.recordOutcomes(ended.map(outcomeOf), clock.now());
+      await settleEndpoints(tx, ended);
+    });
+  }
+
+  /**
+   * Claims a batch and starts sending it; null when nothing was due, else the batch as it is sent, and `recorded`,
+   * which resolves once it is recorded, with the number of attempts made.
+   */
+  async function startBatch(limit: number, turns: DeliveryTurns, serving: ClaimScope, stoppers?: Set<() => void>) {
+    if (serving.only?.length === 0) return null;
     const batch = await claim(limit, serving);
-    if (batch.claimed.length === 0) return { attempted: 0 };
+    if (batch.claimed.length === 0) return null;
     const stopRenewing = renewWhileSending(batch.leaseId);
-    try {
-      const ended = await sendBatch(batch, limited);
-      await repo.transaction(async (tx) => {
-        // A lease that ran out was taken over: its attempts are already recorded as cut off, and made again.
-        if (!(await tx.releaseLease(batch.leaseId))) return;
-        await tx.lockEndpoints(endpointsOf(ended));
-        await tx.recordOutcomes(ended.map(outcomeOf), clock.now());
-        await countStreaks(tx, ended);
-      });
-      return { attempted: ended.length };
-    } finally {
-      stopRenewing();
-    }
+    const sending = sendBatch(batch, turns, stoppers);
+    const recorded = sending.ended
+      .then(async (attempts) => {
+        await record(batch, attempts);
+        return attempts.length;
+      })
+      .finally(stopRenewing);
+    return { sending, recorded };
+  }
+
+  /** Endpoints with attempts still waiting for a place in batches their lanes left: claims leave them out. */
+  function leftOut() {
+    const endpoints = new Set<string>();
+    for (const sending of leftBatches) for (const endpoint of sending.waiting.keys()) endpoints.add(endpoint);
+    return [...endpoints];
   }
 
   return {
     /** Sends every delivery due now, batch after batch, until none is left; answers how many attempts were made. */
     async dispatchDue(): Promise<{ attempted: number }> {
       let attempted = 0;
+      const turns = newTurns();
       for (;;) {
-        const batch = await dispatchBatch(DISPATCH_BATCH, createFairLimiter(config.concurrencyPerWorker));
-        if (batch.attempted === 0) return { attempted };
-        attempted += batch.attempted;
+        const batch = await startBatch(DISPATCH_BATCH, turns, { lane: 'every' });
+        const made = batch ? await batch.recorded : 0;
+        if (made === 0) return { attempted };
+        attempted += made;
       }
     },
 
     /** The lanes of a worker process (see the file's header), until the worker stops. */
     async dispatchLoop(context: WorkerLoopContext) {
-      const limited = createFairLimiter(config.concurrencyPerWorker);
-      const lane = async (serving: () => ClaimScope) => {
+      const turns = (loopTurns ??= newTurns());
+      const underWay = new Set<Promise<void>>();
+      // When the worker stops, attempts still waiting for a place are given up (they stay due).
+      const stoppers = new Set<() => void>();
+      const stopAll = () => {
+        for (const stop of [...stoppers]) stop();
+      };
+      context.signal.addEventListener('abort', stopAll, { once: true });
+      const lane = async (serving: () => ClaimScope, woken = true) => {
         while (!context.signal.aborted) {
-          const { attempted } = await dispatchBatch(DISPATCH_BATCH, limited, serving());
-          if (attempted === 0) await context.idle(context.pollMs);
+          const batch = await startBatch(DISPATCH_BATCH, turns, serving(), stoppers);
+          if (!batch) {
+            // The penalty lane is not woken by new work: deliveries to endpoints that time out wait for the poll.
+            await (woken ? context.idle(context.pollMs) : pause(context.pollMs, context.signal));
+            continue;
+          }
+          // A batch answered quickly is recorded before the lane claims again. The lane leaves one that is not: it is
+          // recorded when its last attempt ends, and the lanes then look again (the deliveries it gave up, and those
+          // that waited for its first attempts, are due). Meanwhile claims leave out its endpoints with attempts
+          // still waiting for a place, so that a stuck endpoint's work does not pile up.
+          if (await recordedUnlessStuck(batch)) continue;
+          batch.sending.left = true;
+          if (batch.sending.waiting.size > 0) leftBatches.add(batch.sending);
+          const recorded = batch.recorded.then(nudge, (error: unknown) => {
+            // Its lease runs out, and whoever claims next records its attempts as cut off and makes them again.
+            context.log.error({ err: error }, 'recording a batch of webhook attempts failed');
+          });
+          underWay.add(recorded);
+          void recorded.finally(() => underWay.delete(recorded));
         }
       };
-      await Promise.all([
-        ...Array.from({ length: DISPATCH_LANES }, () => lane(() => 'any endpoint')),
-        lane(() => ({ only: [...quickEndpoints] })),
-      ]);
+      const timedOut = () => [...timedOutEndpoints];
+      try {
+        await Promise.all([
+          ...Array.from({ length: DISPATCH_LANES }, () =>
+            lane(() => ({ lane: 'main', timedOut: timedOut(), except: leftOut() })),
+          ),
+          lane(() => ({ lane: 'main', only: [...quickEndpoints], timedOut: timedOut(), except: leftOut() })),
+          lane(() => ({ lane: 'penalty', timedOut: timedOut(), except: leftOut() }), false),
+        ]);
+      } finally {
+        context.signal.removeEventListener('abort', stopAll);
+      }
+      stopAll();
+      await Promise.all(underWay);
     },
 
     async close() {

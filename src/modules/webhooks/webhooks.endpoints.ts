@@ -13,12 +13,11 @@ import { DISPATCH_LOOP } from './webhooks.dispatcher.js';
 import { refusalOf, type Lookup } from './webhooks.http.js';
 import { newDelivery, type WebhookData } from './webhooks.payloads.js';
 import type { DeliveryRow, EndpointRow, WebhooksRepo } from './webhooks.repo.js';
-import {
-  MAX_WEBHOOKS_PER_ACCOUNT,
-  type CreateWebhookInput,
-  type ListDeliveriesQuery,
-  type RedeliverSinceInput,
-  type UpdateWebhookInput,
+import type {
+  CreateWebhookInput,
+  ListDeliveriesQuery,
+  RedeliverSinceInput,
+  UpdateWebhookInput,
 } from './webhooks.schemas.js';
 import { newSecret, rotationActive, type WebhookSecrets } from './webhooks.secrets.js';
 import { TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES, type AttemptRecord, type WebhookEventType } from './webhooks.tables.js';
@@ -59,6 +58,18 @@ const toDelivery = (row: DeliveryRow) => ({
   })),
   createdAt: row.created_at.toISOString(),
 });
+
+/**
+ * A URL as stored and shown: in the form the URL standard writes it (scheme and host in lower case, default port
+ * dropped, path escaped...). One that does not parse is left as it is, for the check to refuse.
+ */
+function normalized(url: string) {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}
 
 const disabledConflict = () => new AppError('conflict', 'This webhook is disabled; enable it to send events to it');
 
@@ -104,27 +115,33 @@ export function createWebhookEndpoints(deps: EndpointsDeps) {
   return {
     async create(auth: Auth, input: CreateWebhookInput) {
       await checkUrl(input.url);
-      if ((await repo.countEndpoints(auth.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
-        throw new AppError(
-          'conflict',
-          `An account can have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook endpoints; delete one first`,
-        );
-      }
       const secret = newSecret();
-      const now = clock.now();
-      const row = await repo.insertEndpoint(auth.accountId, {
-        id: newId(),
-        url: input.url,
-        description: input.description ?? null,
-        events: JSON.stringify(input.events ?? [...WEBHOOK_EVENT_TYPES]),
-        enabled: input.enabled ?? true,
-        secret_encrypted: await secrets.encrypt(secret),
-        previous_secret_encrypted: null,
-        previous_secret_expires_at: null,
-        disabled_reason: null,
-        disabled_at: input.enabled === false ? now : null,
-        created_at: now,
-        updated_at: now,
+      const secretEncrypted = await secrets.encrypt(secret);
+      const cap = config.maxEndpointsPerAccount;
+      const row = await repo.transaction(async (tx) => {
+        await tx.lockEndpointList(auth.accountId);
+        if ((await tx.countEndpoints(auth.accountId)) >= cap) {
+          throw new AppError(
+            'conflict',
+            `An account can have at most ${cap} webhook endpoints; delete one before adding another`,
+            { limit: cap },
+          );
+        }
+        const now = clock.now();
+        return tx.insertEndpoint(auth.accountId, {
+          id: newId(),
+          url: normalized(input.url),
+          description: input.description ?? null,
+          events: JSON.stringify(input.events ?? [...WEBHOOK_EVENT_TYPES]),
+          enabled: input.enabled ?? true,
+          secret_encrypted: secretEncrypted,
+          previous_secret_encrypted: null,
+          previous_secret_expires_at: null,
+          disabled_reason: null,
+          disabled_at: input.enabled === false ? now : null,
+          created_at: now,
+          updated_at: now,
+        });
       });
       return { ...toWebhook(row), secret };
     },
@@ -139,7 +156,8 @@ export function createWebhookEndpoints(deps: EndpointsDeps) {
     /** Enabling clears the failure streak and the reason; disabling stops the pending deliveries. */
     async update(auth: Auth, id: string, input: UpdateWebhookInput) {
       const current = await requireEndpoint(auth.accountId, id);
-      if (input.url !== undefined && input.url !== current.url) await checkUrl(input.url);
+      const url = input.url === undefined ? undefined : normalized(input.url);
+      if (url !== undefined && url !== current.url) await checkUrl(url);
       const now = clock.now();
       return repo.transaction(async (tx) => {
         const row = await tx.findEndpointForUpdate(auth.accountId, id);
@@ -147,7 +165,7 @@ export function createWebhookEndpoints(deps: EndpointsDeps) {
         const enabling = input.enabled === true && !row.enabled;
         const disabling = input.enabled === false && row.enabled;
         const updated = await tx.updateEndpoint(auth.accountId, id, {
-          ...(input.url !== undefined ? { url: input.url } : {}),
+          ...(url !== undefined ? { url } : {}),
           ...(input.description !== undefined ? { description: input.description } : {}),
           ...(input.events !== undefined ? { events: JSON.stringify(input.events) } : {}),
           ...(enabling ? { enabled: true, failure_streak: 0, disabled_reason: null, disabled_at: null } : {}),

@@ -97,7 +97,7 @@ test('other statuses fail as "HTTP <status>" with the excerpt; a redirect is nev
   const base = target.url.replace('/hook', '');
   assert.deepEqual(
     { ...(await post(s, `${base}/gone`)), latencyMs: 0 },
-    { ok: false, statusCode: 410, latencyMs: 0, error: 'HTTP 410', responseExcerpt: 'gone for good' },
+    { ok: false, statusCode: 410, latencyMs: 0, error: 'HTTP 410', responseExcerpt: 'gone for good', timedOut: false },
   );
   // An informational answer before the real one is passed over.
   const hinted = await post(s, `${base}/hinted`);
@@ -189,6 +189,7 @@ test('a receiver that never answers times out after the attempt limit', async ()
   assert.equal(answered.ok, false);
   assert.equal(answered.statusCode, null);
   assert.equal(answered.error, `timed out after ${TIMEOUT_MS / 1000} s`);
+  assert.equal(answered.timedOut, true, 'a timeout is told apart (the penalty lane takes its endpoint)');
   assert.equal(answered.responseExcerpt, null);
   assert.equal(answered.latencyMs, TIMEOUT_MS);
 });
@@ -211,6 +212,7 @@ test('the limit is on the whole attempt: a body that stalls or trickles after th
     const answered = await result;
     assert.equal(answered.statusCode, 200, path);
     assert.equal(answered.ok, true, path);
+    assert.equal(answered.timedOut, false, `${path}: an answer that came is no timeout`);
     assert.match(String(answered.responseExcerpt), /^started\.*$/, path);
     assert.equal(answered.latencyMs, TIMEOUT_MS, path);
   }
@@ -251,6 +253,7 @@ test('a host name that never resolves times out after the attempt limit', async 
   assert.equal(answered.ok, false);
   assert.equal(answered.statusCode, null);
   assert.equal(answered.error, `timed out after ${TIMEOUT_MS / 1000} s`);
+  assert.equal(answered.timedOut, true);
   for (const answer of unanswered) answer(Object.assign(new Error('never.example'), { code: 'ENOTFOUND' }));
 });
 
@@ -264,5 +267,7 @@ test('refusals and connection errors are answers, not exceptions', async () => {
   const closed = await serve(() => {});
   const port = closed.port;
   await new Promise((resolve) => servers.pop()!.close(resolve));
-  assert.equal((await post(sender(), `http://127.0.0.1:${port}/hook`)).error, 'connection refused');
+  const refused = await post(sender(), `http://127.0.0.1:${port}/hook`);
+  assert.equal(refused.error, 'connection refused');
+  assert.equal(refused.timedOut, false);
 });

@@ -5,61 +5,25 @@
  * one POST with a timeout that never follows a redirect.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
 
-/** Address ranges that are never public: loopback, RFC 1918, CGNAT, link-local (and cloud metadata), documentation, multicast... */
-// Two lists: a BlockList matches IPv4 addresses against IPv6 rules for mapped forms, so one list would mix them.
-const NON_PUBLIC_V4 = new BlockList();
-const NON_PUBLIC_V6 = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  NON_PUBLIC_V4.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['::ffff:0:0', 96], // IPv4-mapped
-  ['::', 96], // IPv4-compatible (deprecated)
-  ['64:ff9b::', 96], // NAT64
-  ['64:ff9b:1::', 48],
-  ['100::', 64], // discard
-  ['2001::', 23], // IETF protocol assignments (Teredo and others)
-  ['2001:db8::', 32], // documentation
-  ['2002::', 16], // 6to4
-  ['fc00::', 7], // unique local, with fd00:ec2::254 (cloud metadata)
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local
-  ['ff00::', 8], // multicast
-] as const) {
-  NON_PUBLIC_V6.addSubnet(network, prefix, 'ipv6');
-}
+/** IPv6 global unicast, the only IPv6 space allocated for public use. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
 
-/** Whether an address (v4 or v6) may be the target of a delivery when private targets are not allowed. */
+/**
+ * Whether an address (v4 or v6) may be the target of a delivery when private targets are not allowed: classified by
+ * range, not by its text. Only unicast is public: loopback, private, CGNAT, link-local (and cloud metadata),
+ * documentation, benchmarking, multicast, reserved, NAT64, 6to4, Teredo and IPv4-mapped or -compatible IPv6 forms are
+ * not. In IPv6 the address must also lie in global unicast (2000::/3): the rest of the space is reserved.
+ */
 export function isPublicAddress(address: string): boolean {
-  const version = isIP(address);
-  if (version === 0) return false;
-  if (version === 6 && !/^[23]/i.test(address.replace(/^0+/, '') || '0')) {
-    // Only global unicast (2000::/3) is public in IPv6.
-    return false;
-  }
-  return version === 4 ? !NON_PUBLIC_V4.check(address, 'ipv4') : !NON_PUBLIC_V6.check(address, 'ipv6');
+  if (isIP(address) === 0) return false;
+  const parsed = ipaddr.parse(address);
+  if (parsed.range() !== 'unicast') return false;
+  return parsed.kind() === 'ipv4' || (parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
 }
 
 export class TargetRefused extends Error {}
@@ -138,6 +102,8 @@ export interface PostResult {
   latencyMs: number;
   error: string | null;
   responseExcerpt: string | null;
+  /** No answer came within the attempt's limit (no status: the receiver never answered, or never accepted). */
+  timedOut: boolean;
 }
 
 export interface WebhookSender {
@@ -225,13 +191,13 @@ class Attempt {
   onError(error: Error) {
     // A body cut off after the status arrived: the status still decides.
     if (this.statusCode !== 0) this.answer();
-    else this.fail(describeError(error, this.sending.timeoutMs));
+    else this.fail(describeError(error, this.sending.timeoutMs), isTimeout(error));
   }
 
   /** The deadline passed: whatever arrived by then decides, and the request is dropped. */
   expire() {
     if (this.statusCode !== 0) this.answer();
-    else this.fail(`timed out after ${this.sending.timeoutMs / 1000} s`);
+    else this.fail(`timed out after ${this.sending.timeoutMs / 1000} s`, true);
     this.abort?.(TIMED_OUT);
   }
 
@@ -256,14 +222,15 @@ class Attempt {
       latencyMs: Math.round(this.sending.now() - this.started),
       error,
       responseExcerpt: excerpt,
+      timedOut: false,
     });
   }
 
-  fail(error: string) {
+  fail(error: string, timedOut = false) {
     const resolve = this.resolve;
     if (resolve === null) return;
     this.settle();
-    resolve(failure(this.started, this.sending.now(), error));
+    resolve(failure(this.started, this.sending.now(), error, timedOut));
   }
 
   settle() {
@@ -282,12 +249,13 @@ interface Sending {
   inFlight: Set<Attempt>;
 }
 
-const failure = (started: number, now: number, error: string): PostResult => ({
+const failure = (started: number, now: number, error: string, timedOut = false): PostResult => ({
   ok: false,
   statusCode: null,
   latencyMs: Math.round(now - started),
   error,
   responseExcerpt: null,
+  timedOut,
 });
 
 export interface SenderOptions extends TargetPolicy {
@@ -381,20 +349,27 @@ function checkTarget(rawUrl: string, policy: TargetPolicy): Target {
   return { origin: url.origin, path: url.search ? `${url.pathname}${url.search}` : url.pathname, refusal: null };
 }
 
-function describeError(error: unknown, timeoutMs: number): string {
-  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+type ErrorLike = { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+
+/** Whether an error is one of the attempt's time limits (the sender's own, or undici's connect or headers limit). */
+function isTimeout(error: unknown): boolean {
+  const err = error as ErrorLike;
   const code = err.code ?? err.cause?.code;
-  if (code === 'ETARGETREFUSED' || err.cause instanceof TargetRefused || error instanceof TargetRefused) {
-    return `target refused: ${(err.cause as Error | undefined)?.message ?? err.message}`;
-  }
-  if (
+  return (
     err.name === 'TimeoutError' ||
     code === 'UND_ERR_HEADERS_TIMEOUT' ||
     code === 'UND_ERR_BODY_TIMEOUT' ||
     code === 'UND_ERR_CONNECT_TIMEOUT'
-  ) {
-    return `timed out after ${timeoutMs / 1000} s`;
+  );
+}
+
+function describeError(error: unknown, timeoutMs: number): string {
+  const err = error as ErrorLike;
+  const code = err.code ?? err.cause?.code;
+  if (code === 'ETARGETREFUSED' || err.cause instanceof TargetRefused || error instanceof TargetRefused) {
+    return `target refused: ${(err.cause as Error | undefined)?.message ?? err.message}`;
   }
+  if (isTimeout(error)) return `timed out after ${timeoutMs / 1000} s`;
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host name does not resolve';
   return (code ? `${code}: ` : '') + (err.message ?? 'request failed').slice(0, 300);

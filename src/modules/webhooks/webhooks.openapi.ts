@@ -10,7 +10,8 @@ import { EVENT_PAYLOADS } from './webhooks.schemas.js';
 const MEANINGS: Record<keyof typeof EVENT_PAYLOADS, string> = {
   'call.queued': 'A call was added to the dial queue.',
   'call.connected': 'The far end picked up.',
-  'call.completed': 'The call finished; carries its duration, disposition and a signed recording URL.',
+  'call.completed':
+    'The call finished; carries its duration, disposition, a signed recording URL and the call’s analysis. Sent once the analysis is written, a few seconds after the call ends (longer when the agent’s model writes it); its occurredAt is that moment.',
   'call.failed': 'The call was attempted but did not connect (busy, no_answer, failed).',
   'campaign.started': 'A campaign started.',
   'campaign.compliance_paused': 'A campaign was paused because its abandon rate exceeded 3.5%.',

@@ -29,8 +29,18 @@ export function payloadOf(event: DomainEvent<WebhookEventType>): WebhookData<Web
       return { callId, agentId, contactId, status, direction, answeredBy } satisfies WebhookData<'call.connected'>;
     }
     case 'call.completed': {
-      const { callId, agentId, contactId, status, durationSeconds, disposition, recordingUrl } = event.data;
-      const data = { callId, agentId, contactId, status, durationSeconds, disposition, recordingUrl };
+      const { callId, agentId, contactId, status, durationSeconds, disposition, recordingUrl, analysis } = event.data;
+      const data = {
+        callId,
+        agentId,
+        contactId,
+        status,
+        durationSeconds,
+        disposition,
+        recordingUrl,
+        // The calls module writes the outcome from its own list of outcomes, which the event's type leaves open.
+        ...(analysis ? { analysis: analysis as NonNullable<WebhookData<'call.completed'>['analysis']> } : {}),
+      };
       return data satisfies WebhookData<'call.completed'>;
     }
     case 'call.failed': {

@@ -10,8 +10,18 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type NewEndpoint = Omit<Insertable<WebhookEndpointsTable>, 'account_id'>;
 export type EndpointChanges = Omit<Updateable<WebhookEndpointsTable>, 'id' | 'account_id' | 'created_at'>;
 export type NewDelivery = Omit<Insertable<WebhookDeliveriesTable>, 'account_id'>;
-/** Which endpoints a claim serves: any, or only these (the quick lane's endpoints known to answer quickly). */
-export type ClaimScope = 'any endpoint' | { only: readonly string[] };
+/**
+ * Which endpoints a claim serves. `lane`: 'main', the endpoints in good standing; 'penalty', those whose last attempt
+ * timed out (one delivery each per claim); 'every', both. `only` narrows to these endpoints (the quick lane's);
+ * `except` leaves these out (endpoints with attempts still waiting for a place in the dispatcher's process);
+ * `timedOut` counts these as timed out, as the dispatcher's process saw before it recorded them.
+ */
+export interface ClaimScope {
+  lane: 'main' | 'penalty' | 'every';
+  only?: readonly string[];
+  except?: readonly string[];
+  timedOut?: readonly string[];
+}
 
 /** A delivery as the dispatcher claims it. */
 export interface ClaimedDelivery {
@@ -26,6 +36,8 @@ export interface ClaimedDelivery {
   round_attempts: number;
   /** The row's version when claimed: a change since then (a stop, a redelivery) wins over the attempt's outcome. */
   version: string;
+  /** The endpoint is in the penalty lane (its last attempt timed out). */
+  penalized: boolean;
 }
 
 /** How one claimed attempt ended, and where its delivery goes next. */
@@ -50,6 +62,16 @@ export function webhookQueries(db: Executor) {
         .values({ ...endpoint, account_id: accountId })
         .returningAll()
         .executeTakeFirstOrThrow();
+    },
+
+    /**
+     * Holds the account's list of endpoints until the transaction ends (an advisory lock): creations take turns, so
+     * two sent at once cannot both pass the cap.
+     */
+    async lockEndpointList(accountId: string) {
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`parley:webhooks:endpoints:${accountId}`}, 0))`.execute(
+        db,
+      );
     },
 
     async countEndpoints(accountId: string): Promise<number> {
@@ -197,45 +219,64 @@ export function webhookQueries(db: Executor) {
     },
 
     /**
-     * Claims up to `limit` due deliveries of every account under one lease row. Run in a transaction, after
-     * `takeOverExpiredLeases`. Claims take turns (an advisory lock held to the end of the transaction), so each sees
-     * every lease committed before it and never takes a leased delivery. A delivery that followed an unsent one of the
-     * same subject waits until that one's first attempt has ended (events of a call go out in order). `serving`
-     * narrows the endpoints served (see ClaimScope).
+     * Claims up to `limit` due deliveries under one lease row. Run in a transaction, after `takeOverExpiredLeases`.
+     * Claims take turns (an advisory lock held to the end of the transaction), so each sees every lease committed
+     * before it and never takes a leased delivery. A delivery that followed an unsent one of the same subject waits
+     * until that one's first attempt has ended (events of a call go out in order). `serving` picks the endpoints
+     * (see ClaimScope).
+     *
+     * Shares: every account with deliveries due gets an equal share of the batch, and each of its endpoints an equal
+     * share of the account's (an endpoint in the penalty lane, one delivery), the longest waiting first. The batch is
+     * cut in rounds (every account's first delivery, then every account's second...), so that where the shares add up
+     * to more than the batch, no account is left out: one account's endpoints, however many, take one account's part.
      */
     async claimDue(
       now: Date,
       limit: number,
       lease: { id: string; until: Date },
-      serving: ClaimScope = 'any endpoint',
+      serving: ClaimScope = { lane: 'every' },
     ): Promise<ClaimedDelivery[]> {
       // The turn, and the plan: each endpoint's due deliveries are read in order from its index and the scan stops at
       // its share. Where statistics are missing (the embedded database never analyzes) the planner could otherwise
       // choose a bitmap scan, which reads every due row of the endpoint. One statement, as each costs a round trip.
       await sql`SELECT pg_advisory_xact_lock(hashtextextended('parley:webhooks:claim', 0)),
                        set_config('enable_bitmapscan', 'off', true)`.execute(db);
-      // Every endpoint with deliveries due gets an equal share of the batch, the longest waiting first: a backlog or a
-      // slow receiver at one endpoint does not hold back the deliveries of the others.
+      const penalized = sql<boolean>`(e.timed_out_at IS NOT NULL OR e.id = ANY(${serving.timedOut ?? []}::uuid[]))`;
+      const lane =
+        serving.lane === 'main'
+          ? sql`AND NOT ${penalized}`
+          : serving.lane === 'penalty'
+            ? sql`AND ${penalized}`
+            : sql``;
+      const only = serving.only ? sql`AND e.id = ANY(${serving.only}::uuid[])` : sql``;
+      const except = serving.except?.length ? sql`AND e.id <> ALL(${serving.except}::uuid[])` : sql``;
       const { rows } = await sql<ClaimedDelivery>`
         WITH leased AS (
           SELECT unnest(delivery_ids) AS id FROM webhook_dispatch_leases
         ), due_endpoints AS (
-          SELECT id, oldest FROM (
-            SELECT e.id, (SELECT d.next_attempt_at FROM webhook_deliveries d
-                          WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at IS NOT NULL
-                          ORDER BY d.next_attempt_at LIMIT 1) AS oldest
+          SELECT id, account_id, penalized, oldest FROM (
+            SELECT e.id, e.account_id, ${penalized} AS penalized,
+                   (SELECT d.next_attempt_at FROM webhook_deliveries d
+                    WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at IS NOT NULL
+                    ORDER BY d.next_attempt_at LIMIT 1) AS oldest
             FROM webhook_endpoints e
-            WHERE e.enabled ${serving === 'any endpoint' ? sql`` : sql`AND e.id = ANY(${serving.only}::uuid[])`}
+            WHERE e.enabled ${lane} ${only} ${except}
           ) enabled_endpoints
           WHERE oldest <= ${now}
-        ), share AS (
-          SELECT greatest(${limit}::int / greatest(count(*), 1), 1) AS size FROM due_endpoints
+        ), due_accounts AS (
+          SELECT account_id, count(*) AS endpoints, min(oldest) AS oldest FROM due_endpoints GROUP BY account_id
+        ), shares AS (
+          SELECT w.id, w.account_id, w.penalized, w.oldest, a.oldest AS account_oldest,
+                 CASE WHEN w.penalized THEN 1
+                      ELSE greatest(${limit}::int / (SELECT count(*) FROM due_accounts) / a.endpoints, 1) END AS size
+          FROM due_endpoints w JOIN due_accounts a ON a.account_id = w.account_id
         ), due AS (
-          SELECT d.*
-          FROM due_endpoints w
+          SELECT d.*, w.oldest AS endpoint_oldest, w.account_oldest,
+                 row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS endpoint_round
+          FROM shares w
           CROSS JOIN LATERAL (
             SELECT d.id, d.account_id, d.endpoint_id, d.event_type, d.body, d.attempt_count + 1 AS attempt_number,
-                   d.round_attempts + 1 AS round_attempts, d.xmin::text AS version
+                   d.round_attempts + 1 AS round_attempts, d.xmin::text AS version, w.penalized, d.next_attempt_at
             FROM webhook_deliveries d
             WHERE d.endpoint_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= ${now}
               AND d.id NOT IN (SELECT id FROM leased)
@@ -244,15 +285,22 @@ export function webhookQueries(db: Executor) {
                 WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending'
                   AND NOT p.first_attempt_done AND (p.occurred_at, p.seq) < (d.occurred_at, d.seq)))
             ORDER BY d.next_attempt_at
-            LIMIT (SELECT size FROM share)
+            LIMIT w.size
           ) d
-          ORDER BY w.oldest
+        ), rounds AS (
+          SELECT *, row_number() OVER (
+                      PARTITION BY account_id ORDER BY endpoint_round, endpoint_oldest, endpoint_id) AS account_round
+          FROM due
+        ), chosen AS (
+          SELECT id, account_id, endpoint_id, event_type, body, attempt_number, round_attempts, version, penalized
+          FROM rounds
+          ORDER BY account_round, account_oldest, account_id
           LIMIT ${limit}
         ), leasing AS (
           INSERT INTO webhook_dispatch_leases (id, started_at, leased_until, delivery_ids)
-          SELECT ${lease.id}, ${now}, ${lease.until}, array_agg(id) FROM due HAVING count(*) > 0
+          SELECT ${lease.id}, ${now}, ${lease.until}, array_agg(id) FROM chosen HAVING count(*) > 0
         )
-        SELECT * FROM due
+        SELECT * FROM chosen
       `.execute(db);
       return rows;
     },

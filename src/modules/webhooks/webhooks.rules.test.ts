@@ -17,6 +17,7 @@ import {
   disabledReasonOf,
   failureStreak,
   keepsSending,
+  lastTimedOut,
 } from './webhooks.rules.js';
 import { EVENT_PAYLOADS } from './webhooks.schemas.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks.tables.js';
@@ -197,6 +198,21 @@ const BODIES: { [T in WebhookEventType]: Record<string, unknown> } = {
   'campaign.started': { campaignId: CAMPAIGN, name: 'Spring', agentId: AGENT },
   'campaign.compliance_paused': { campaignId: CAMPAIGN, abandonRate: 0.04, threshold: 0.035, windowDays: 30 },
 };
+
+test('an endpoint is in the penalty lane while the last of its attempts to end timed out', () => {
+  const ended = (second: number, timedOut: boolean, statusCode: number | null = null) => ({
+    finishedAt: at(second),
+    timedOut,
+    statusCode,
+    error: timedOut ? 'timed out after 10 s' : statusCode === null ? 'connection refused' : null,
+  });
+  assert.equal(lastTimedOut([]), undefined);
+  const last = ended(3, true);
+  // Taken in the order they ended, not the order given.
+  assert.equal(lastTimedOut([ended(1, false, 200), last, ended(2, false, 500)]), last);
+  assert.equal(lastTimedOut([ended(4, false, 503), ended(3, true)]), undefined, 'an answer, even a failure, ends it');
+  assert.equal(lastTimedOut([ended(3, true), ended(4, false)]), undefined, 'so does an error that came at once');
+});
 
 test('each event type gets its documented body: the fields receivers rely on, matching the published schema', () => {
   const ajv = new Ajv({ strict: false, allErrors: true });

@@ -67,5 +67,17 @@ export const disabledReasonOf = (attempt: StreakAttempt) =>
 /** Whether a batch still sends to an endpoint that failed this many times in a row within it. */
 export const keepsSending = (failedInARow: number) => failedInARow < AUTO_DISABLE_AFTER;
 
+/**
+ * The attempt that puts its endpoint in the penalty lane: the last of these to end (in the order they ended), when it
+ * timed out. Undefined when the last one ended otherwise (any answer, or an error that came before the limit).
+ */
+export function lastTimedOut<A extends StreakAttempt & { timedOut: boolean }>(attempts: readonly A[]): A | undefined {
+  let last: A | undefined;
+  for (const attempt of attempts) {
+    if (!last || attempt.finishedAt.getTime() >= last.finishedAt.getTime()) last = attempt;
+  }
+  return last?.timedOut ? last : undefined;
+}
+
 /** Whether an attempt that took this long leaves its endpoint to the quick lane (see SLOW_ATTEMPT_MS). */
 export const answeredQuickly = (latencyMs: number | null) => (latencyMs ?? 0) < SLOW_ATTEMPT_MS;

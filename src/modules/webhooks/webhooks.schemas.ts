@@ -1,10 +1,9 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
+import { CallAnalysis } from '../calls/calls.schemas.js';
 import { DELIVERY_STATES, TEST_EVENT_TYPE, WEBHOOK_EVENT_TYPES } from './webhooks.tables.js';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
-/** Endpoints one account may register. */
-export const MAX_WEBHOOKS_PER_ACCOUNT = 50;
 
 const EventType = Type.Enum([...WEBHOOK_EVENT_TYPES]);
 const Url = Type.String({
@@ -150,6 +149,7 @@ export const EVENT_PAYLOADS = {
         description: 'A signed URL of the recording, valid for a limited time; null without a recording.',
       }),
     ),
+    analysis: Type.Optional(CallAnalysis),
   }),
   'call.failed': Type.Object({
     ...CallBase,

@@ -17,6 +17,8 @@ export interface WebhooksDeps {
   config: WebhooksConfig;
   /** Name resolution for target checks (tests give their own). */
   lookup?: Lookup;
+  /** The limit of one delivery attempt in milliseconds (10 s unless a test gives a shorter one). */
+  attemptTimeoutMs?: number;
 }
 
 export function createWebhooksService(deps: WebhooksDeps) {

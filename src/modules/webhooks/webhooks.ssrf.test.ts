@@ -37,6 +37,13 @@ const REFUSED = {
   'IPv4-mapped IPv6 loopback': 'http://[::ffff:127.0.0.1]/hook',
   'IPv4-mapped IPv6 in hex': 'http://[::ffff:7f00:1]/hook',
   'IPv4-mapped public address': 'http://[::ffff:8.8.8.8]/hook',
+  'IPv4-compatible IPv6 loopback': 'http://[::127.0.0.1]/hook',
+  'IPv6 outside global unicast (200::/7)': 'http://[200::1]/hook',
+  'IPv6 outside global unicast (2::1)': 'http://[2::1]/hook',
+  'IPv6 outside global unicast (20::1)': 'http://[20::1]/hook',
+  'IPv6 reserved (3ff::1)': 'http://[3ff::1]/hook',
+  'IPv6 outside global unicast (4000::/2)': 'http://[4000::1]/hook',
+  'IPv6 documentation (3fff::/20)': 'http://[3fff::1]/hook',
   'a name that resolves to loopback': 'http://localhost:9/hook',
   'decimal spelling of loopback': 'http://2130706433/hook',
   multicast: 'https://224.0.0.1/hook',
@@ -60,6 +67,25 @@ test('every non-public address class is refused when an endpoint is saved, and n
   assert.equal((await call(user, 'GET', `/webhooks/${created.json().id}`)).json().url, 'https://93.184.215.14/hook');
 });
 
+test('a URL is stored in its normalized form, on creation and on change', async () => {
+  const created = await call(user, 'POST', '/webhooks', { url: 'HTTPS://93.184.215.14:443/Hooks/../in box?a=1#top' });
+  assert.equal(created.statusCode, 200, created.body);
+  assert.equal(created.json().url, 'https://93.184.215.14/in%20box?a=1#top');
+  const id = created.json().id;
+  assert.equal((await call(user, 'GET', `/webhooks/${id}`)).json().url, 'https://93.184.215.14/in%20box?a=1#top');
+  const changed = await call(user, 'PATCH', `/webhooks/${id}`, { url: 'http://[2606:4700:4700:0:0:0:0:1111]:80/A' });
+  assert.equal(changed.statusCode, 200, changed.body);
+  assert.equal(changed.json().url, 'http://[2606:4700:4700::1111]/A');
+  // The same URL written another way is no change.
+  const same = await call(user, 'PATCH', `/webhooks/${id}`, { url: 'HTTP://[2606:4700:4700::1111]/A' });
+  assert.equal(same.json().url, 'http://[2606:4700:4700::1111]/A');
+  // One that does not parse is refused, not stored.
+  const bad = await call(user, 'PATCH', `/webhooks/${id}`, { url: 'http://[::1' });
+  assert.equal(bad.statusCode, 400);
+  assert.equal(errorBody(bad).error, 'validation_failed');
+  assert.equal((await call(user, 'DELETE', `/webhooks/${id}`)).statusCode, 200);
+});
+
 test('address classes: public addresses pass, the rest do not', () => {
   for (const address of ['8.8.8.8', '93.184.215.14', '2606:4700:4700::1111', '2a00:1450:4001:81b::200e'])
     assert.ok(isPublicAddress(address), address);
@@ -78,6 +104,22 @@ test('address classes: public addresses pass, the rest do not', () => {
     '64:ff9b::808:808',
     '2001:db8::1',
     'fe80::1',
+    // Not global unicast, though their text starts like it once leading zeros are dropped.
+    '200::1',
+    '2::1',
+    '20::1',
+    '3ff::1',
+    '0200::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::127.0.0.1',
+    '2002:7f00:1::1',
+    '2001::1',
+    '3fff::1',
+    'ff02::1',
+    '255.255.255.255',
+    '240.0.0.1',
+    'not an address',
   ]) {
     assert.ok(!isPublicAddress(address), address);
   }

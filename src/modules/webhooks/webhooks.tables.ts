@@ -32,6 +32,8 @@ export interface WebhookEndpointsTable {
   failure_streak: Generated<number>;
   disabled_reason: string | null;
   disabled_at: Date | null;
+  /** When its last attempt timed out (the penalty lane); null once an attempt ends otherwise. */
+  timed_out_at: Generated<Date | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

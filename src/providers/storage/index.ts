@@ -10,7 +10,7 @@ import type { ObjectStorage } from './object-storage.js';
 import { createS3Storage } from './s3-storage.js';
 
 export * from './object-storage.js';
-export { createLocalStorage } from './local-storage.js';
+export { createLocalStorage, directoryProblem } from './local-storage.js';
 export { createS3Storage, type S3StorageOptions } from './s3-storage.js';
 
 export function createObjectStorage(config: StorageConfig): ObjectStorage {

@@ -7,9 +7,11 @@
  * Unlike S3, a key cannot be both an object and a folder ("a" and "a/b"): such a put is refused.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
+import { makeDirectory } from '../../lib/directories.js';
 import { ProviderError } from '../provider-error.js';
 import {
   resolveRange,
@@ -28,6 +30,22 @@ interface ObjectMeta {
 
 function errnoOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+/**
+ * Why objects cannot be written under `dir` now (an errno code: EACCES, EROFS, ENOTDIR…), or null when they can.
+ * A missing directory is created first, as the first put would.
+ */
+export async function directoryProblem(dir: string): Promise<string | null> {
+  try {
+    makeDirectory(dir);
+    if (!(await stat(dir)).isDirectory()) return 'ENOTDIR';
+    // access() answers for this user and for a read-only file system (EROFS) alike.
+    await access(dir, constants.W_OK | constants.X_OK);
+    return null;
+  } catch (error) {
+    return errnoOf(error) ?? (error as Error).message;
+  }
 }
 
 export function createLocalStorage(options: { dir: string }): ObjectStorage {
@@ -168,6 +186,17 @@ export function createLocalStorage(options: { dir: string }): ObjectStorage {
       } catch (error) {
         if (['ENOENT', 'ENOTDIR'].includes(errnoOf(error) ?? '')) return false;
         throw error;
+      }
+    },
+
+    async check() {
+      const problem = await directoryProblem(root);
+      if (problem) {
+        throw new ProviderError(
+          PROVIDER,
+          'unavailable',
+          `the storage directory ${root} cannot be written (${problem})`,
+        );
       }
     },
 

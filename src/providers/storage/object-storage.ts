@@ -26,6 +26,11 @@ export interface ObjectStorage {
   /** Deleting a missing object is not an error. */
   delete(key: string): Promise<void>;
   exists(key: string): Promise<boolean>;
+  /**
+   * Throws ProviderError `unavailable` (or the bucket's `upstream_error` or `network`) when objects cannot be written
+   * now: the local directory cannot be created or written, or the bucket cannot be reached. Writes nothing.
+   */
+  check(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   PutObjectCommand,
   S3Client,
@@ -159,6 +160,17 @@ export function createS3Storage(options: S3StorageOptions): ObjectStorage {
       } catch (error) {
         const mapped = failure(error, key);
         if (mapped.code === 'not_found') return false;
+        throw mapped;
+      }
+    },
+
+    async check() {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket: bucket }));
+      } catch (error) {
+        const mapped = failure(error, '');
+        // A missing bucket answers 404 like a missing object: say which.
+        if (mapped.code === 'not_found') throw new ProviderError(PROVIDER, 'unavailable', `no bucket ${bucket}`, 404);
         throw mapped;
       }
     },

@@ -196,6 +196,25 @@ describe('local storage on disk', () => {
   const dir = join(scratch, 'local');
   const storage = createLocalStorage({ dir });
 
+  test('check: a directory that cannot be made or written is unavailable, said with the reason', async () => {
+    // Made on first use, as a put would.
+    await createLocalStorage({ dir: join(scratch, 'made-by-check', 'objects') }).check();
+    assert.equal((await readdir(join(scratch, 'made-by-check'))).includes('objects'), true);
+
+    const file = join(scratch, 'a-file');
+    await writeFile(file, 'not a directory');
+    for (const [path, code] of [
+      [file, 'ENOTDIR'],
+      [join(file, 'objects'), 'ENOTDIR'],
+      // Node's recursive mkdir spins forever here: /proc holds no directories of ours.
+      ['/proc/parley-nope/objects', 'ENOENT'],
+    ] as const) {
+      const refused = await errorOf(createLocalStorage({ dir: path }).check());
+      assert.equal(refused.code, 'unavailable');
+      assert.equal(refused.message, `the storage directory ${path} cannot be written (${code})`);
+    }
+  });
+
   test('objects are plain files; content types sit beside them', async () => {
     await storage.put('recordings/acct/call.wav', Buffer.from('RIFF....WAVE'), { contentType: 'audio/wav' });
     assert.equal(await readFile(join(dir, 'recordings/acct/call.wav'), 'utf8'), 'RIFF....WAVE');
@@ -290,7 +309,14 @@ describe('storage configuration', () => {
     const storage = createObjectStorage(loadConfig(env).storage);
     await storage.put('configured.txt', Buffer.from('via env'), { contentType: 'text/plain' });
     assert.equal((await readAll((await storage.get('configured.txt')).stream)).toString(), 'via env');
+    // check: the bucket answers, or says why not.
+    await storage.check();
     await storage.close();
+    const missing = createObjectStorage(loadConfig({ ...env, S3_BUCKET: 'no-such-bucket' }).storage);
+    const noBucket = await errorOf(missing.check());
+    assert.equal(noBucket.code, 'unavailable');
+    assert.equal(noBucket.message, 'no bucket no-such-bucket');
+    await missing.close();
 
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
     const wrong = createObjectStorage(
@@ -305,6 +331,7 @@ describe('storage configuration', () => {
         !refused.message.includes(secret) &&
         !refused.stack!.includes(secret),
     );
+    assert.equal((await errorOf(wrong.check())).code, 'upstream_error');
     await wrong.close();
 
     assert.throws(() => loadConfig({ STORAGE_DRIVER: 's3' }), /S3_BUCKET is required/);

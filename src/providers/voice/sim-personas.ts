@@ -7,28 +7,32 @@ export const SIM_PERSONAS = ['interested', 'hesitant', 'callback', 'not_interest
 export type SimPersona = (typeof SIM_PERSONAS)[number];
 
 interface PersonaScript {
-  /** Said on picking up, when the agent waits for the other side to speak first. */
+  /** Said on picking up an outbound call, before the agent speaks. */
   greeting: string;
-  /** Said on calling in (inbound), when the agent waits. */
-  callingIn: string;
-  /** One line per turn; `{name}` is the person's first name. After the last line the person says goodbye and hangs up. */
+  /** One line per turn of an outbound call; `{name}` is the person's first name. After the last line the person says goodbye and hangs up. */
   lines: string[];
+  /** One line per turn of a call the person makes; the first is said on calling in when the agent waits. */
+  callingIn: string[];
 }
 
 export const PERSONA_SCRIPTS: Record<SimPersona, PersonaScript> = {
   interested: {
     greeting: 'Hello?',
-    callingIn: 'Hi, I saw your offer and I would like to hear more.',
     lines: [
       'Yes, this is {name}. Sure, I have a minute.',
       'Oh, that sounds interesting. How much does it cost?',
       'Okay, that sounds good. Yes, I would like that.',
       "Yes, let's do it. Sign me up!",
     ],
+    callingIn: [
+      'Hi, this is {name}. I saw your offer and I would like to hear more.',
+      'How much does it cost?',
+      'Okay, that sounds good.',
+      "Yes, let's do that. Thank you!",
+    ],
   },
   hesitant: {
     greeting: 'Hello, who is this?',
-    callingIn: 'Hi, I got a call from this number. What is it about?',
     lines: [
       'Yes, speaking. I have a minute, I guess.',
       "Hmm, I'm not sure. It sounds too expensive for us.",
@@ -36,27 +40,36 @@ export const PERSONA_SCRIPTS: Record<SimPersona, PersonaScript> = {
       'Could I speak to a real person about this?',
       "Okay, yes, I'd like that.",
     ],
+    callingIn: [
+      "Hi, this is {name}. I'm not sure you can help me.",
+      'It all sounds too expensive for us.',
+      'Could I speak to a real person about this?',
+      "Okay, yes, I'd like that.",
+    ],
   },
   callback: {
     greeting: 'Hello, yes?',
-    callingIn: 'Hi, you called me earlier, but this is a bad time.',
     lines: ["Sorry, I'm in a meeting right now. Can you call me back tomorrow?"],
+    callingIn: ['Hi, you called me earlier, but now is a bad time. Can you call me back tomorrow?'],
   },
   not_interested: {
     greeting: 'Yes, who is this?',
-    callingIn: 'Hi, I got a call from this number.',
     lines: ["No thanks, I'm not interested.", "I said I'm not interested. Goodbye."],
+    callingIn: [
+      "Hi, I had a missed call from this number, but I'm not interested, thanks.",
+      "I said I'm not interested. Goodbye.",
+    ],
   },
   stop_calling: {
     greeting: 'Who is this?',
-    callingIn: 'Hi, you keep calling this number.',
     lines: ['Please stop calling me. Take me off your list.'],
+    callingIn: ['You keep calling this number. Please stop calling me and take me off your list.'],
   },
 };
 
 const GOODBYE = /\b(?:bye|goodbye)\b/i;
 const STILL_THERE = /still there|are you there|can you hear me/i;
-const TRANSFERRING = /\b(?:transfer(?:ring)?|connect(?:ing)? you|put you through)\b/i;
+const TRANSFERRING = /\b(?:let me|i'?ll|i will) (?:now )?(?:transfer|connect|put) you\b|\btransferring you\b/i;
 
 /** One person's side of one conversation. */
 export class PersonaConversation {
@@ -67,15 +80,23 @@ export class PersonaConversation {
   constructor(
     readonly persona: SimPersona,
     private readonly firstName: string | null,
+    private readonly direction: 'outbound' | 'inbound' = 'outbound',
   ) {}
 
   private fill(line: string): string {
-    return line.replace('{name}', this.firstName ?? 'me').replace('this is me', 'speaking');
+    if (this.firstName) return line.replace('{name}', this.firstName);
+    return line.replace('Yes, this is {name}', 'Yes, speaking').replace(/, this is \{name\}/, '');
   }
 
-  greeting(direction: 'outbound' | 'inbound'): string {
+  private get lines(): string[] {
     const script = PERSONA_SCRIPTS[this.persona];
-    return direction === 'inbound' ? script.callingIn : script.greeting;
+    return this.direction === 'inbound' ? script.callingIn : script.lines;
+  }
+
+  /** What the person says first: a "Hello?" on picking up, or why they call when the agent waits for them. */
+  greeting(): string {
+    if (this.direction === 'outbound') return PERSONA_SCRIPTS[this.persona].greeting;
+    return this.fill(this.lines[this.next++]!);
   }
 
   /** The answer to the agent's words, or null: the person hangs up. */
@@ -92,7 +113,7 @@ export class PersonaConversation {
     }
     if (STILL_THERE.test(heard)) return "Yes, I'm still here.";
     if (TRANSFERRING.test(heard)) return 'Okay, thank you.';
-    const lines = PERSONA_SCRIPTS[this.persona].lines;
+    const lines = this.lines;
     if (this.next < lines.length) return this.fill(lines[this.next++]!);
     // Past the script: a polite goodbye, then the line goes quiet.
     this.saidGoodbye = true;

@@ -142,7 +142,6 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
       private readonly callId: string,
       readonly answeredBy: 'human' | 'machine',
       private readonly party: FarEndParty,
-      private readonly direction: 'outbound' | 'inbound',
       private readonly conversation: PersonaConversation,
       private readonly hangsUpEarly: boolean,
     ) {
@@ -158,7 +157,7 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
     async opening(): Promise<Utterance | null> {
       if (this.answeredBy === 'machine')
         return speak(voicemailGreeting(this.party.firstName), (speech) => beep(speech.sampleRate));
-      return speak(this.conversation.greeting(this.direction));
+      return speak(this.conversation.greeting());
     }
 
     async respond(agentText: string): Promise<Utterance | null> {
@@ -221,7 +220,6 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
         request.callId,
         machine ? 'machine' : 'human',
         request.farEnd,
-        'outbound',
         conversation,
         outcome === 'hangs_up_early',
       );
@@ -230,8 +228,9 @@ export function createSimVoiceProvider(options: SimVoiceOptions): VoiceProvider 
 
     async answerCall(request: AnswerCallRequest): Promise<FarEndLine> {
       request.signal.throwIfAborted();
-      const conversation = new PersonaConversation(simPersonaFor(request.farEnd), request.farEnd.firstName);
-      return new SimLine(request.callId, 'human', request.farEnd, 'inbound', conversation, false);
+      const persona = simPersonaFor(request.farEnd);
+      const conversation = new PersonaConversation(persona, request.farEnd.firstName, 'inbound');
+      return new SimLine(request.callId, 'human', request.farEnd, conversation, false);
     },
 
     hangup(providerCallId) {
