@@ -44,6 +44,8 @@ export interface TurnContext {
   chargeUsage: boolean;
   /** Where a named call's turns are recorded: the calls module's writer, handed down with the turn. */
   turns?: TurnRecorder;
+  /** Told the knowledge retrieved for the turn before the model is asked (the proxy shows it to its client). */
+  onKnowledge?: (chunks: readonly RetrievedChunk[]) => void;
 }
 
 const UPSTREAM_CLIENTS_KEPT = 100;
@@ -117,6 +119,7 @@ export function createAgentLlmService(deps: AgentLlmDeps) {
       retrieve(accountId, agent, request.messages),
       clientFor(agent.liveLlmId),
     ]);
+    context.onKnowledge?.(chunks);
     const messages: ChatMessage[] = [
       { role: 'system', content: turnSystemPrompt(agent, chunks, promptOf(agent)) },
       ...request.messages,

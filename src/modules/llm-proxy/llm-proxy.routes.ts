@@ -76,6 +76,7 @@ async function completion(turn: OpenedTurn) {
       completion_tokens: usage.outputTokens,
       total_tokens: usage.inputTokens + usage.outputTokens,
     },
+    parley_knowledge: turn.knowledge,
   };
 }
 
@@ -136,7 +137,10 @@ async function stream(req: FastifyRequest, reply: FastifyReply, turn: OpenedTurn
         };
         send(`"choices":[{"index":0,"delta":{${role}"tool_calls":[${JSON.stringify(call)}]},"finish_reason":null}]`);
       } else {
-        send(`"choices":[{"index":0,"delta":{},"finish_reason":${JSON.stringify(delta.finishReason)}}]`);
+        // The knowledge goes on the one chunk every stream has exactly once, beside fields any client already reads.
+        send(
+          `"choices":[{"index":0,"delta":{},"finish_reason":${JSON.stringify(delta.finishReason)}}],"parley_knowledge":${JSON.stringify(turn.knowledge)}`,
+        );
         if (includeUsage) {
           const { inputTokens, outputTokens } = delta.usage;
           send(
@@ -179,7 +183,9 @@ export function llmProxyRoutes(app: App, { llmProxy }: { llmProxy: LlmProxyServi
           'stream: true answers server-sent events ending with data: [DONE]. Tools, tool calls and tool messages pass ' +
           'through. Name a call with the X-Parley-Call-Id header or metadata.callId to charge its tokens to the call. ' +
           'Besides an API key or a session, a per-call token (Bearer pct_...) issued for a call works for that call ' +
-          'and agent until the call ends. An upstream failure is a 502 upstream_error.',
+          'and agent until the call ends. An upstream failure is a 502 upstream_error. The answer also lists, in ' +
+          'parley_knowledge, the knowledge-base chunks retrieved for the turn (on the streamed chunk with ' +
+          'finish_reason); OpenAI clients ignore the field.',
         params: ProxyParams,
         body: ChatCompletionBody,
         response: responses(ChatCompletion),

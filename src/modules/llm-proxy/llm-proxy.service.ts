@@ -11,7 +11,13 @@ import type { ChatMessage, ChatRequest, ToolDefinition } from '../../providers/l
 import type { AgentsService } from '../agents/agents.service.js';
 import type { AgentLlmService } from '../agent-llm/agent-llm.service.js';
 import type { CallsService } from '../calls/calls.service.js';
-import type { ChatCompletionBody, ChatMessageIn } from './llm-proxy.schemas.js';
+import type { RetrievedChunk } from '../knowledge/knowledge.service.js';
+import {
+  EXCERPT_CHARS,
+  type ChatCompletionBody,
+  type ChatMessageIn,
+  type RetrievedKnowledgeChunk,
+} from './llm-proxy.schemas.js';
 
 /** Who calls the proxy: an account member, or the holder of a per-call token (scoped to one agent and one call). */
 export interface ProxyCaller {
@@ -81,6 +87,25 @@ export function chatRequestOf(body: ChatCompletionBody, signal: AbortSignal): Ch
   };
 }
 
+/** Text shortened to `max` characters at most, whitespace collapsed, cut at a word and ending in … when cut. */
+export function excerptOf(text: string, max = EXCERPT_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max - 1);
+  const word = cut.lastIndexOf(' ');
+  return `${(word > max / 2 ? cut.slice(0, word) : cut).trimEnd()}…`;
+}
+
+/** A retrieved chunk as the proxy's client sees it: where it is, what it says in short, and how well it matched. */
+export function knowledgeUsed(chunk: RetrievedChunk): RetrievedKnowledgeChunk {
+  return {
+    id: chunk.id,
+    source: chunk.heading || null,
+    excerpt: excerptOf(chunk.content),
+    score: Math.round(chunk.score * 10_000) / 10_000,
+  };
+}
+
 export function createLlmProxyService(deps: LlmProxyDeps) {
   const { clock, agents, agentLlm, calls } = deps;
 
@@ -121,12 +146,25 @@ export function createLlmProxyService(deps: LlmProxyDeps) {
       if (callId && !grant && !(await calls.isCallOfAgent(caller.accountId, callId, agentId))) throw notFound('Call');
 
       const request = chatRequestOf(body, signal);
+      // The chunks the turn retrieves, as it retrieves them: no second lookup to tell the client.
+      let retrieved: readonly RetrievedChunk[] = [];
       const deltas = agentLlm.agentTurn(
-        { accountId: caller.accountId, agent, callId, chargeUsage: true, turns: calls },
+        {
+          accountId: caller.accountId,
+          agent,
+          callId,
+          chargeUsage: true,
+          turns: calls,
+          onKnowledge: (chunks) => {
+            retrieved = chunks;
+          },
+        },
         request,
       );
+      // Retrieval comes before the model is asked, so once the first delta is in, so are the chunks.
       const first = await deltas.next();
       return {
+        knowledge: retrieved.map(knowledgeUsed),
         id: `chatcmpl-${randomUUID().replaceAll('-', '')}`,
         created: Math.floor(clock.now().getTime() / 1000),
         model: agent.liveLlmId ?? agentLlm.defaultModelName,

@@ -2,7 +2,7 @@
  * The LLM proxy through HTTP, against a local OpenAI-compatible upstream registered in the model catalog: the agent's
  * prompt and retrieved knowledge go in front, answers come back whole or streamed, tool calls pass both ways, usage
  * becomes cost items of the named call, per-call tokens are scoped and end with their call, and upstream failures are
- * 502s that give nothing away.
+ * 502s that give nothing away. Every answer lists the knowledge retrieved for its turn (parley_knowledge).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +20,7 @@ import {
 } from '../../../test/openai-upstream.js';
 import { startJobWorkers, type JobWorkers } from '../../background.js';
 import { LEVELS, loggingApp } from '../../../test/log-capture.js';
+import { excerptOf } from './llm-proxy.service.js';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -147,6 +148,65 @@ test('non-streaming: the agent prompt and the knowledge for the last user turn g
   assert.ok(!ours.content.includes('Lisbon'), 'only the retrieved chunks, not the whole knowledge base');
   assert.deepEqual(theirs, { role: 'system', content: 'Speak briefly.' });
   assert.deepEqual(user, { role: 'user', content: 'Can I get a refund for my purchase?' });
+
+  // The answer names what the model was given: the Refunds chunk, as it is stored.
+  const knowledge = body.parley_knowledge as Array<{
+    id: string;
+    source: string | null;
+    excerpt: string;
+    score: number;
+  }>;
+  assert.ok(knowledge.length >= 1, 'knowledge listed');
+  const [best] = knowledge;
+  assert.equal(best!.source, 'Refunds');
+  assert.equal(best!.excerpt, 'Refunds are granted within 30 days of purchase when fewer than 100 minutes were used.');
+  assert.ok(best!.score > 0);
+  const stored = await t.infra.database.db
+    .selectFrom('knowledge_chunks')
+    .select(['id', 'heading'])
+    .where('agent_id', '=', agentId)
+    .execute();
+  const headingOf = new Map(stored.map((row) => [row.id, row.heading]));
+  for (const chunk of knowledge) {
+    assert.equal(headingOf.get(chunk.id), chunk.source, "each chunk is one of the agent's, named by its headings");
+    assert.ok(ours.content.includes(chunk.excerpt), 'and each was in the prompt');
+  }
+  assert.ok(!knowledge.some((chunk) => chunk.source === 'Office'), 'only what was retrieved');
+});
+
+test('an agent without a knowledge base, or a turn that matches none of it, lists no knowledge', async () => {
+  const bare = await proxy(
+    asKey(owner),
+    { messages: [{ role: 'user', content: 'Refund?' }] },
+    { agent: playbookAgentId },
+  );
+  assert.equal(bare.statusCode, 200, bare.body);
+  assert.deepEqual(bare.json().parley_knowledge, []);
+  const streamed = await proxy(
+    asKey(owner),
+    { messages: [{ role: 'user', content: 'Refund?' }], stream: true },
+    { agent: playbookAgentId },
+  );
+  const finish = sseEvents(streamed.body)
+    .slice(0, -1)
+    .map((event) => JSON.parse(event))
+    .find((chunk) => chunk.choices[0]?.finish_reason);
+  assert.deepEqual(finish.parley_knowledge, []);
+
+  upstream.handler = replyWith(['Hello!']);
+  const unmatched = await proxy(asKey(owner), { messages: [{ role: 'user', content: 'zzyzx quokka' }] });
+  assert.equal(unmatched.statusCode, 200, unmatched.body);
+  assert.deepEqual(unmatched.json().parley_knowledge, []);
+  assert.doesNotMatch(upstream.last().body.messages[0].content, /## Knowledge base/);
+});
+
+test('an excerpt is the chunk in short: whitespace collapsed, cut at a word, marked when cut', () => {
+  assert.equal(excerptOf('  Open\n\n9 to   5. '), 'Open 9 to 5.');
+  const long = `${'word '.repeat(100)}end`;
+  const excerpt = excerptOf(long);
+  assert.ok(excerpt.length <= 240);
+  assert.match(excerpt, /^word( word)+…$/);
+  assert.equal(excerptOf('x'.repeat(300)).length, 240, 'a single long word is cut where it must be');
 });
 
 test('streaming: chat.completion.chunk events as the upstream sends them, usage when asked, then [DONE]', async () => {
@@ -170,6 +230,11 @@ test('streaming: chat.completion.chunk events as the upstream sends them, usage 
   assert.equal(chunks.at(-2).choices[0].finish_reason, 'stop');
   assert.deepEqual(chunks.at(-1).usage, { prompt_tokens: 50, completion_tokens: 6, total_tokens: 56 });
   assert.match(upstream.last().body.messages[0].content, /### Office\nOur office is in Lisbon/);
+  // The knowledge comes once, on the chunk that finishes the choice.
+  const finish = chunks.at(-2);
+  assert.equal(finish.parley_knowledge[0].source, 'Office');
+  assert.match(finish.parley_knowledge[0].excerpt, /^Our office is in Lisbon/);
+  assert.equal(chunks.filter((chunk) => 'parley_knowledge' in chunk).length, 1);
 });
 
 test('tool calls pass through both ways, streamed and whole', async () => {
@@ -306,6 +371,11 @@ test('a named call gets the usage as priced cost items and the retrieved chunk i
   assert.equal(events.length, 1, 'the second turn matched no knowledge');
   const chunkIds = events[0].data.chunkIds as string[];
   assert.ok(chunkIds.length >= 1);
+  assert.deepEqual(
+    byHeader.json().parley_knowledge.map((chunk: { id: string }) => chunk.id),
+    chunkIds,
+    'the answer and the timeline name the same chunks',
+  );
   const chunk = await t.infra.database.db
     .selectFrom('knowledge_chunks')
     .select('heading')
@@ -433,7 +503,10 @@ test('a bad body is a 400 error body; another account, its agent and its call ar
   assert.equal(badHeader.statusCode, 400);
 
   const stranger = await signUp(t.app);
-  assert.equal((await proxy(asKey(stranger), { messages: [{ role: 'user', content: 'x' }] })).statusCode, 404);
+  const notTheirs = await proxy(asKey(stranger), { messages: [{ role: 'user', content: 'Where is your office?' }] });
+  assert.equal(notTheirs.statusCode, 404);
+  assert.equal(errorBody(notTheirs).error, 'not_found');
+  assert.doesNotMatch(notTheirs.body, /Lisbon|parley_knowledge/, "nothing of the agent's knowledge");
   const theirAgent = (await call(asKey(stranger), 'POST', '/agents', { name: 'Eve' })).json().id;
   const theirCall = (
     await insertCall(t.infra.database.db, stranger.accountId, { agentId: theirAgent, status: 'connected' })

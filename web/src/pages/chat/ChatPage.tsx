@@ -1,7 +1,7 @@
 /**
  * Talk to an agent in text: the conversation goes through the LLM proxy (the agent's prompt, knowledge and model, as
- * on a call), its answer streamed as it is written. Beside it, the agent's assembled prompt and the safety check's
- * findings on the saved agent.
+ * on a call), its answer streamed as it is written, and under each answer the knowledge-base passages the model was
+ * given for it. Beside it, the agent's assembled prompt, its knowledge index and the safety check's findings.
  */
 import {
   Accordion,
@@ -24,7 +24,8 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
-import { humanize } from '../../ui/format';
+import type { components } from '../../api/schema.gen';
+import { formatDateTime, humanize } from '../../ui/format';
 import { EmptyState, ErrorState, Loading, PageHeader } from '../../ui/states';
 
 interface Message {
@@ -32,11 +33,16 @@ interface Message {
   content: string;
   /** Tokens the turn used, as the proxy reported them. */
   usage?: { prompt: number; completion: number };
+  /** The knowledge-base passages retrieved for the turn, once the proxy has said (with the answer's last chunk). */
+  knowledge?: KnowledgeChunk[];
 }
+
+type KnowledgeChunk = components['schemas']['RetrievedKnowledgeChunk'];
 
 interface Chunk {
   choices?: Array<{ delta?: { content?: string | null } }>;
   usage?: { prompt_tokens: number; completion_tokens: number };
+  parley_knowledge?: KnowledgeChunk[];
   error?: { message: string; code?: string };
 }
 
@@ -62,6 +68,46 @@ async function readStream(body: ReadableStream<Uint8Array>, onChunk: (chunk: Chu
       }
     }
   }
+}
+
+/** The passages of the knowledge base one answer was given, best first; "none" says so. */
+function KnowledgeUsed({ chunks }: { chunks: KnowledgeChunk[] }) {
+  return (
+    <Accordion variant="contained" radius="sm" mt={6} chevronPosition="left">
+      <Accordion.Item value="knowledge" bg="white">
+        <Accordion.Control py={4}>
+          <Text size="xs" fw={600}>
+            Knowledge used:{' '}
+            {chunks.length === 0 ? 'none' : `${chunks.length} ${chunks.length === 1 ? 'passage' : 'passages'}`}
+          </Text>
+        </Accordion.Control>
+        <Accordion.Panel>
+          {chunks.length === 0 ? (
+            <Text size="xs">
+              No passage of the agent's knowledge base was put in the prompt for this answer: the agent has none, or
+              nothing in it matched your message.
+            </Text>
+          ) : (
+            <List type="ordered" size="xs" spacing={6} aria-label="Knowledge used for this answer">
+              {chunks.map((chunk) => (
+                <List.Item key={chunk.id}>
+                  <Text span size="xs" fw={700}>
+                    {chunk.source ?? 'Under no heading'}
+                  </Text>{' '}
+                  <Text span size="xs" c="dark.4">
+                    (score {chunk.score})
+                  </Text>
+                  <Text size="xs" style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>
+                    {chunk.excerpt}
+                  </Text>
+                </List.Item>
+              ))}
+            </List>
+          )}
+        </Accordion.Panel>
+      </Accordion.Item>
+    </Accordion>
+  );
 }
 
 function Conversation({ agentId }: { agentId: string }) {
@@ -99,11 +145,13 @@ function Conversation({ agentId }: { agentId: string }) {
         if (chunk.error) throw new Error(chunk.error.message);
         const text = chunk.choices?.[0]?.delta?.content ?? '';
         const usage = chunk.usage;
+        const knowledge = chunk.parley_knowledge;
         setMessages((previous) => {
           const last = previous[previous.length - 1];
           if (!last || last.role !== 'assistant') return previous;
           const next = { ...last, content: last.content + text };
           if (usage) next.usage = { prompt: usage.prompt_tokens, completion: usage.completion_tokens };
+          if (knowledge) next.knowledge = knowledge;
           return [...previous.slice(0, -1), next];
         });
       });
@@ -155,6 +203,7 @@ function Conversation({ agentId }: { agentId: string }) {
                     {message.usage.prompt} prompt tokens, {message.usage.completion} answer tokens
                   </Text>
                 )}
+                {message.knowledge && <KnowledgeUsed chunks={message.knowledge} />}
               </Paper>
             ))}
             <div ref={bottom} />
@@ -196,6 +245,31 @@ function Conversation({ agentId }: { agentId: string }) {
         </Group>
       </form>
     </Paper>
+  );
+}
+
+type KnowledgeIndexState = components['schemas']['AgentDetail']['knowledgeIndex'];
+
+function KnowledgeIndex({ index }: { index: KnowledgeIndexState }) {
+  const chunks = index?.chunks ?? 0;
+  return (
+    <Stack gap="xs">
+      <Text size="sm">
+        {chunks === 0
+          ? index?.pending
+            ? 'Nothing is indexed yet.'
+            : 'The agent has no knowledge base.'
+          : `${chunks} ${chunks === 1 ? 'passage' : 'passages'} indexed${index?.indexedAt ? ` ${formatDateTime(index.indexedAt)}` : ''}.`}
+      </Text>
+      {index?.pending && (
+        <Text size="sm">
+          A change of the knowledge base waits to be indexed; answers use the previous index meanwhile.
+        </Text>
+      )}
+      <Text size="xs" c="dark.4">
+        Each answer lists, under Knowledge used, the passages that best matched your message and were put in its prompt.
+      </Text>
+    </Stack>
   );
 }
 
@@ -274,12 +348,15 @@ function AgentContext({ agentId }: { agentId: string }) {
         </Accordion.Panel>
       </Accordion.Item>
       <Accordion.Item value="knowledge">
-        <Accordion.Control>Knowledge retrieved</Accordion.Control>
+        <Accordion.Control>Knowledge base</Accordion.Control>
         <Accordion.Panel>
-          <Text size="sm">
-            The chat answer does not list the passages it used; on a call, each turn's passages are in the call's
-            events.
-          </Text>
+          {agent.isPending ? (
+            <Loading label="Loading the knowledge index" />
+          ) : agent.error ? (
+            <ErrorState error={agent.error} retry={() => agent.refetch()} />
+          ) : (
+            <KnowledgeIndex index={agent.data.knowledgeIndex} />
+          )}
         </Accordion.Panel>
       </Accordion.Item>
     </Accordion>
@@ -342,4 +419,3 @@ export function Component() {
     </>
   );
 }
-
