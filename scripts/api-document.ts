@@ -59,7 +59,7 @@ export async function apiDocument(): Promise<Record<string, unknown>> {
       bus: createLocalBus({ singleProcess: true }),
       broadcast: createLocalBroadcast(),
       jobs,
-      providers: createProviders(config),
+      providers: await createProviders(config),
       clock: systemClock,
       logger: false,
     });

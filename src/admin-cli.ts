@@ -60,7 +60,7 @@ try {
     counters: createMemoryCounterStore(),
     bus: createLocalBus({ singleProcess: true }),
     broadcast: createLocalBroadcast(),
-    providers: createProviders(config),
+    providers: await createProviders(config),
     clock: systemClock,
   });
   if (command === 'create-user') {

@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import type { Config } from './config.js';
@@ -130,6 +130,8 @@ async function checkLocalStorage(config: Config) {
 
 /** Connects to Redis before anything relies on it; past the start, ioredis reconnects by itself. */
 async function connectRedis(redisUrl: string): Promise<Redis> {
+  // Loaded only when configured: ioredis takes a tenth of a second to load.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
   // Reported once below; without a listener ioredis would print every retry.
   let lastError: unknown = null;
@@ -236,9 +238,9 @@ function lockDataDirOrExplain(config: Config) {
 }
 
 /** The providers the configuration names; nothing connects until first used. */
-export function createProviders(config: Config): Providers {
+export async function createProviders(config: Config): Promise<Providers> {
   return {
-    objects: createObjectStorage(config.storage),
+    objects: await createObjectStorage(config.storage),
     llm: createLlmClient(config.llm),
     tts: createTtsProvider(config.tts),
   };
@@ -247,7 +249,7 @@ export function createProviders(config: Config): Providers {
 /** Storage, plus Redis when configured (shared counters); what the api and worker roles run on. */
 export async function openInfrastructure(config: Config, options: InfrastructureOptions = {}): Promise<Infrastructure> {
   // First, so a misconfigured provider or an unwritable directory stops the start before anything is opened.
-  const providers = createProviders(config);
+  const providers = await createProviders(config);
   makeDataDir(config);
   await checkLocalStorage(config);
   // Redis before the database: an unreachable one is reported at once, not after the migrations.

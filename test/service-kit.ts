@@ -57,7 +57,7 @@ export async function buildTestServices(options: TestServicesOptions = {}) {
   const counters = createMemoryCounterStore(() => clock.now().getTime());
   const bus = createLocalBus({ singleProcess: !database.url });
   const broadcast = createLocalBroadcast();
-  const providers = createProviders(config);
+  const providers = await createProviders(config);
   const services = createServices(
     {
       config,

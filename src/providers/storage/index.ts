@@ -7,15 +7,20 @@ import type { StorageConfig } from '../../config.js';
 import { ProviderError } from '../provider-error.js';
 import { createLocalStorage } from './local-storage.js';
 import type { ObjectStorage } from './object-storage.js';
-import { createS3Storage } from './s3-storage.js';
+import type { S3StorageOptions } from './s3-storage.js';
 
 export * from './object-storage.js';
 export { createLocalStorage, directoryProblem } from './local-storage.js';
-export { createS3Storage, type S3StorageOptions } from './s3-storage.js';
+export type { S3StorageOptions } from './s3-storage.js';
 
-export function createObjectStorage(config: StorageConfig): ObjectStorage {
+/** The AWS SDK takes a fifth of a second to load: only a deployment that stores in a bucket loads it. */
+async function loadS3Storage(options: S3StorageOptions): Promise<ObjectStorage> {
+  return (await import('./s3-storage.js')).createS3Storage(options);
+}
+
+export async function createObjectStorage(config: StorageConfig): Promise<ObjectStorage> {
   if (config.driver === 's3') {
-    return createS3Storage({
+    return loadS3Storage({
       bucket: config.bucket,
       region: config.region,
       endpoint: config.endpoint,

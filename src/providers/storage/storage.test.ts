@@ -9,7 +9,8 @@ import { Readable } from 'node:stream';
 import { ConfigError, loadConfig } from '../../config.js';
 import { startS3Server, type TestS3Server } from '../../../test/s3-server.js';
 import { isProviderError, type ProviderError } from '../provider-error.js';
-import { createLocalStorage, createObjectStorage, createS3Storage, type ObjectStorage } from './index.js';
+import { createLocalStorage, createObjectStorage, type ObjectStorage } from './index.js';
+import { createS3Storage } from './s3-storage.js';
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -286,14 +287,14 @@ describe('storage configuration', () => {
   test('local by default, under DATA_DIR/objects; STORAGE_DIR moves it; in-memory data needs it', async () => {
     const config = loadConfig({ DATA_DIR: join(scratch, 'data') });
     assert.deepEqual(config.storage, { driver: 'local', dir: join(scratch, 'data', 'objects') });
-    const storage = createObjectStorage(config.storage);
+    const storage = await createObjectStorage(config.storage);
     assert.equal(storage.driver, 'local');
     await storage.put('x.txt', Buffer.from('x'), { contentType: 'text/plain' });
     assert.equal(await readFile(join(scratch, 'data/objects/x.txt'), 'utf8'), 'x');
 
     assert.equal(loadConfig({ DATA_DIR: ':memory:', STORAGE_DIR: '/srv/objects' }).storage.driver, 'local');
     const inMemory = loadConfig({ DATA_DIR: ':memory:' }).storage;
-    assert.equal((await errorOf((async () => createObjectStorage(inMemory))())).code, 'unavailable');
+    assert.equal((await errorOf(createObjectStorage(inMemory))).code, 'unavailable');
     assert.throws(() => loadConfig({ STORAGE_DRIVER: 'ftp' }), /STORAGE_DRIVER must be one of local, s3/);
   });
 
@@ -306,20 +307,20 @@ describe('storage configuration', () => {
       S3_ACCESS_KEY_ID: s3.credentials.accessKeyId,
       S3_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
     };
-    const storage = createObjectStorage(loadConfig(env).storage);
+    const storage = await createObjectStorage(loadConfig(env).storage);
     await storage.put('configured.txt', Buffer.from('via env'), { contentType: 'text/plain' });
     assert.equal((await readAll((await storage.get('configured.txt')).stream)).toString(), 'via env');
     // check: the bucket answers, or says why not.
     await storage.check();
     await storage.close();
-    const missing = createObjectStorage(loadConfig({ ...env, S3_BUCKET: 'no-such-bucket' }).storage);
+    const missing = await createObjectStorage(loadConfig({ ...env, S3_BUCKET: 'no-such-bucket' }).storage);
     const noBucket = await errorOf(missing.check());
     assert.equal(noBucket.code, 'unavailable');
     assert.equal(noBucket.message, 'no bucket no-such-bucket');
     await missing.close();
 
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
-    const wrong = createObjectStorage(
+    const wrong = await createObjectStorage(
       loadConfig({ ...env, S3_ACCESS_KEY_ID: 'AKIAUNKNOWN', S3_SECRET_ACCESS_KEY: secret }).storage,
     );
     const refused = await errorOf(wrong.put('nope.txt', Buffer.from('x'), { contentType: 'text/plain' }));
