@@ -194,7 +194,9 @@ export function gatherJobs(modules: readonly AnyModuleJobs[]) {
       subscriptions.push({ queue: name, events: subscription.events });
       registry[name] = {
         payload: EventJobPayload,
-        policy: { retryLimit: 5, retryDelay: 10, retryBackoff: true, ...subscription.policy },
+        // A handler is a few statements: a job still active after two minutes was taken by a process that died, and
+        // is retried then rather than after pg-boss's default quarter of an hour (handlers are idempotent).
+        policy: { retryLimit: 5, retryDelay: 10, retryBackoff: true, expireInSeconds: 120, ...subscription.policy },
         concurrency: subscription.concurrency,
         ...(subscription.batch ? { batch: subscription.batch } : {}),
         async run(payload, services, context) {

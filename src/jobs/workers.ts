@@ -38,7 +38,14 @@ export async function startJobWorkers(options: JobWorkerOptions): Promise<JobWor
   const { services, log } = options;
   const { registry, loops } = options;
   const executor = createSqlExecutor(options.db);
-  const boss = connectPgBoss(executor, { migrate: false, supervise: true, schedule: true });
+  // Maintenance (one instance at a time) fails jobs past their expiry, so work a dead process had taken is retried:
+  // every 30 s instead of pg-boss's 2 minutes.
+  const boss = connectPgBoss(executor, {
+    migrate: false,
+    supervise: true,
+    schedule: true,
+    maintenanceIntervalSeconds: 30,
+  });
   boss.on('error', (error) => log.error({ err: error }, 'job worker error'));
   await boss.start();
   await ensureQueues(boss, registry);

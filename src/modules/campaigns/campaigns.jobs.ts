@@ -10,8 +10,9 @@ export const campaignsJobs = moduleJobs('campaigns', {
         { accountId: Type.String({ format: 'uuid' }), campaignId: Type.String({ format: 'uuid' }) },
         { additionalProperties: false },
       ),
-      // A retried pass is safe: an attempt already dialled is never dialled again.
-      policy: { retryLimit: 2, retryDelay: 2, expireInSeconds: 300 },
+      // A retried pass is safe: an attempt already dialled is never dialled again. A pass takes seconds; one still
+      // active after two minutes was taken by a process that died.
+      policy: { retryLimit: 2, retryDelay: 2, expireInSeconds: 120 },
       concurrency: 2,
       handle: ({ accountId, campaignId }, campaigns: CampaignsService) => campaigns.dialPass(accountId, campaignId),
     }),
