@@ -155,6 +155,7 @@ test('without the governor, 8 calls under way for 2 agent slots abandon people a
     );
     assert.equal(stats.status, 'paused');
     assert.equal(stats.abandonRate.paceFactor, 1);
+    assert.equal(stats.abandonRate.governorTarget, 0.03, 'the governor target is stated beside the pause threshold');
     const { abandoned, liveAnswered, rate } = stats.abandonRate.last30Days;
     assert.equal(stats.counts.abandoned, abandoned);
     assert.equal(stats.counts.liveAnswered, liveAnswered);

@@ -178,8 +178,16 @@ export const CampaignStats = Type.Object({
     last30Days: Rate,
     today: Rate,
     lastHour: Rate,
-    threshold: Type.Number(),
-    paceFactor: Type.Number(),
+    threshold: Type.Number({
+      description: 'Above this 30-day abandon rate the campaign is paused for compliance (0.035: 3.5%).',
+    }),
+    governorTarget: Type.Number({
+      description:
+        'The pace governor keeps the 30-day abandon rate under this (0.03: 3%), dialling fewer calls at once as it nears it.',
+    }),
+    paceFactor: Type.Number({
+      description: 'The pace the governor allows now, as a share of maxConcurrency (1: the full maximum).',
+    }),
   }),
   gateDenials: Type.Record(Type.String(), Type.Integer(), {
     description: `Dials the pre-dial gate refused, by reason: ${GATE_DENIALS.join(', ')}.`,

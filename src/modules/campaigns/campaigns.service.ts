@@ -16,7 +16,7 @@ import { actorOf, type DomainEvent } from '../../events/domain-events.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { DEFAULT_SCHEDULE } from './campaigns.window.js';
 import { createCampaignDialer, type CampaignPause } from './campaigns.dialer.js';
-import { ABANDON_PAUSE_THRESHOLD, abandonRate, windows } from './campaigns.pace.js';
+import { ABANDON_PAUSE_THRESHOLD, ABANDON_TARGET, abandonRate, windows } from './campaigns.pace.js';
 import type { CampaignRow, CampaignsRepo, CampaignsTx } from './campaigns.repo.js';
 import type {
   AgentsForCampaigns,
@@ -378,6 +378,7 @@ export function createCampaignsService(deps: CampaignsDeps) {
           today: withRate(figures.today),
           lastHour: withRate(figures.lastHour),
           threshold: ABANDON_PAUSE_THRESHOLD,
+          governorTarget: ABANDON_TARGET,
           paceFactor: Number(
             (Math.min(campaign.max_concurrency, campaign.pace_limit) / campaign.max_concurrency).toFixed(4),
           ),

@@ -17,14 +17,13 @@ type Campaign = Schemas['GetCampaignResponse'];
 type Stats = Schemas['GetCampaignStatsResponse'];
 type Rate = Schemas['CampaignAbandonRate'];
 
-/** The pace governor slows dialling to keep the abandon rate under this. */
-const GOVERNOR_TARGET = 0.03;
 const POLL_MS = 3000;
 
 const percent = (value: number) => value.toLocaleString(undefined, { style: 'percent', maximumFractionDigits: 2 });
 
-function AbandonRate({ label, rate, pauseAt }: { label: string; rate: Rate; pauseAt: number }) {
-  const color = rate.rate >= pauseAt ? 'red.9' : rate.rate >= GOVERNOR_TARGET ? 'orange.9' : 'teal.9';
+/** A window's abandon rate against the governor's target and the rate that pauses the campaign (both from the API). */
+function AbandonRate({ label, rate, target, pauseAt }: { label: string; rate: Rate; target: number; pauseAt: number }) {
+  const color = rate.rate >= pauseAt ? 'red.9' : rate.rate >= target ? 'orange.9' : 'teal.9';
   // The bar's scale runs to 5%, so that both marks show.
   const scale = 0.05;
   return (
@@ -42,9 +41,9 @@ function AbandonRate({ label, rate, pauseAt }: { label: string; rate: Rate; paus
         <Progress
           value={Math.min(100, (rate.rate / scale) * 100)}
           color={color}
-          aria-label={`${label}: ${percent(rate.rate)} abandoned; the governor aims under ${percent(GOVERNOR_TARGET)}, ${percent(pauseAt)} pauses the campaign`}
+          aria-label={`${label}: ${percent(rate.rate)} abandoned; the governor aims under ${percent(target)}, ${percent(pauseAt)} pauses the campaign`}
         />
-        {[GOVERNOR_TARGET, pauseAt].map((mark) => (
+        {[target, pauseAt].map((mark) => (
           <div
             key={mark}
             aria-hidden
@@ -120,13 +119,19 @@ function StatsView({ stats }: { stats: Stats }) {
         </Title>
         <Text size="sm" c="dimmed" mb="sm">
           Calls answered by a person and dropped before the agent spoke. The pace governor slows dialling to stay under{' '}
-          {percent(GOVERNOR_TARGET)} (orange mark); at {percent(abandonRate.threshold)} over 30 days (red mark) the
+          {percent(abandonRate.governorTarget)} (orange mark); at {percent(abandonRate.threshold)} over 30 days (red mark) the
           campaign pauses itself for compliance. Pace now: {Math.round(abandonRate.paceFactor * 100)}% of the set rate.
         </Text>
         <Stack gap="md">
-          <AbandonRate label="Last hour" rate={abandonRate.lastHour} pauseAt={abandonRate.threshold} />
-          <AbandonRate label="Today" rate={abandonRate.today} pauseAt={abandonRate.threshold} />
-          <AbandonRate label="Last 30 days" rate={abandonRate.last30Days} pauseAt={abandonRate.threshold} />
+          <AbandonRate label="Last hour" rate={abandonRate.lastHour}
+            target={abandonRate.governorTarget}
+            pauseAt={abandonRate.threshold} />
+          <AbandonRate label="Today" rate={abandonRate.today}
+            target={abandonRate.governorTarget}
+            pauseAt={abandonRate.threshold} />
+          <AbandonRate label="Last 30 days" rate={abandonRate.last30Days}
+            target={abandonRate.governorTarget}
+            pauseAt={abandonRate.threshold} />
         </Stack>
       </Card>
       <SimpleGrid cols={{ base: 1, md: 2 }}>
