@@ -122,6 +122,7 @@ test('every page passes axe (no serious or critical violation), at 1280 and at 3
       '/',
       '/agents',
       '/agents/new',
+      '/agents/new/wizard',
       `/agents/${agentId}`,
       '/test-call',
       '/calls',

@@ -21,6 +21,7 @@ export const router = createBrowserRouter([
       { index: true, lazy: () => import('../pages/Home') },
       { path: 'agents', lazy: () => import('../pages/agents/AgentsPage') },
       { path: 'agents/new', lazy: () => import('../pages/agents/NewAgentPage') },
+      { path: 'agents/new/wizard', lazy: () => import('../pages/agents/WizardPage') },
       { path: 'agents/:id', lazy: () => import('../pages/agents/AgentPage') },
       { path: 'test-call', lazy: () => import('../pages/TestCallPage') },
       { path: 'calls', lazy: () => import('../pages/calls/CallsPage') },

@@ -1,6 +1,7 @@
 /**
  * The agent editor: a tab per prompt part and one for the settings, the safety check's findings beside the part and
- * line they concern, and the version history. Saving sends only what changed; the API answers the new version.
+ * line they concern, a PDF imported into the knowledge, and the version history with a line diff between any two
+ * versions. Saving sends only what changed; the API answers the new version.
  */
 import {
   Alert,
@@ -10,7 +11,6 @@ import {
   List,
   Select,
   Stack,
-  Table,
   Tabs,
   Text,
   Textarea,
@@ -20,28 +20,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, fieldError, type Schemas, unwrap } from '../../api/client';
-import { formatDateTime, STATUS_COLORS } from '../../ui/format';
-import { ScrollTable } from '../../ui/ScrollTable';
+import { STATUS_COLORS } from '../../ui/format';
 import { ErrorState, FormError, Loading, PageHeader } from '../../ui/states';
+import { KnowledgeImport } from './KnowledgeImport';
+import { type Part, PARTS } from './parts';
+import { VersionsTab } from './VersionsTab';
 
 type Agent = Schemas['AgentDetail'];
 type Finding = Schemas['SafetyFinding'];
 type Update = Schemas['UpdateAgentRequest'];
 
-/** The prompt parts, each a tab, in the order the prompt is assembled. */
-const PARTS = [
-  ['soul', 'Soul', 'Who the agent is: personality, tone, how it speaks.'],
-  ['mission', 'Mission', 'What the call is for.'],
-  ['playbook', 'Playbook', 'The steps of the conversation.'],
-  ['examples', 'Examples', 'Sample exchanges.'],
-  ['objections', 'Objections', 'Objections and how to answer them.'],
-  ['closers', 'Closers', 'How to close.'],
-  ['notes', 'Notes', 'Anything else the agent should know.'],
-  ['faq', 'FAQ', 'Questions and answers.'],
-  ['knowledgeBase', 'Knowledge', 'Reference text the agent looks things up in.'],
-  ['firstMessage', 'First message', 'What the agent says first.'],
-] as const satisfies ReadonlyArray<readonly [keyof Agent & keyof Update & Finding['part'] & string, string, string]>;
-type Part = (typeof PARTS)[number][0];
 
 interface Draft {
   parts: Record<Part, string>;
@@ -99,74 +87,6 @@ function Findings({ findings }: { findings: Finding[] }) {
   );
 }
 
-/** One saved version's prompt parts. */
-function VersionParts({ agentId, version }: { agentId: string; version: number }) {
-  const shown = useQuery({
-    queryKey: ['agent-version', agentId, version],
-    queryFn: () =>
-      unwrap(api.GET('/v1/agents/{id}/versions/{version}', { params: { path: { id: agentId, version } } })),
-  });
-  if (shown.isPending) return <Loading label={`Loading version ${version}`} />;
-  if (shown.error) return <ErrorState error={shown.error} retry={() => shown.refetch()} />;
-  return (
-    <Stack gap="xs" aria-label={`Version ${version}`}>
-      <Text fw={600}>Version {version}</Text>
-      {PARTS.map(([part, label]) =>
-        shown.data.parts[part] ? (
-          <div key={part}>
-            <Text size="sm" fw={600}>
-              {label}
-            </Text>
-            <Code block>{shown.data.parts[part]}</Code>
-          </div>
-        ) : null,
-      )}
-    </Stack>
-  );
-}
-
-function Versions({ agentId }: { agentId: string }) {
-  const [open, setOpen] = useState<number | null>(null);
-  const versions = useQuery({
-    queryKey: ['agent-versions', agentId],
-    queryFn: () =>
-      unwrap(api.GET('/v1/agents/{id}/versions', { params: { path: { id: agentId }, query: { limit: 100 } } })),
-  });
-  if (versions.isPending) return <Loading label="Loading versions" />;
-  if (versions.error) return <ErrorState error={versions.error} retry={() => versions.refetch()} />;
-  return (
-    <Stack>
-      <ScrollTable label="Versions" minWidth={480}>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Version</Table.Th>
-              <Table.Th>Saved</Table.Th>
-              <Table.Th>Changed</Table.Th>
-              <Table.Th>
-                <span className="visually-hidden">Show</span>
-              </Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {versions.data.versions.map((version) => (
-              <Table.Tr key={version.version}>
-                <Table.Td>{version.version}</Table.Td>
-                <Table.Td>{formatDateTime(version.createdAt)}</Table.Td>
-                <Table.Td>{version.changedParts.join(', ') || '—'}</Table.Td>
-                <Table.Td>
-                  <Button size="xs" variant="subtle" onClick={() => setOpen(version.version)}>
-                    Show version {version.version}
-                  </Button>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </ScrollTable>
-      {open !== null && <VersionParts agentId={agentId} version={open} />}
-    </Stack>
-  );
-}
-
 export function Component() {
   const { id = '' } = useParams();
   const queryClient = useQueryClient();
@@ -175,6 +95,8 @@ export function Component() {
     queryFn: () => unwrap(api.GET('/v1/agents/{id}', { params: { path: { id } } })),
   });
   const [draft, setDraft] = useState<Draft | null>(null);
+  const [tab, setTab] = useState<string>('soul');
+  const [restored, setRestored] = useState<number | null>(null);
   useEffect(() => {
     if (agent.data) setDraft(draftOf(agent.data));
   }, [agent.data]);
@@ -254,7 +176,12 @@ export function Component() {
             <Findings findings={findingsByPart.get('general') ?? []} />
           </Alert>
         )}
-        <Tabs defaultValue="soul" keepMounted={false}>
+        {restored !== null && dirty && (
+          <Alert color="blue" role="status" title={`Version ${restored} is in the editor`}>
+            Its prompt parts replace the ones shown: review them, then save to make them the newest version.
+          </Alert>
+        )}
+        <Tabs value={tab} onChange={(value) => value && setTab(value)} keepMounted={false}>
           <Tabs.List aria-label="Agent parts">
             {PARTS.map(([part, label]) => (
               <Tabs.Tab key={part} value={part}>
@@ -291,6 +218,16 @@ export function Component() {
                   styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
                 />
                 <Findings findings={findingsByPart.get(part) ?? []} />
+                {part === 'knowledgeBase' && (
+                  <KnowledgeImport
+                    agentId={id}
+                    blocked={dirty ? 'Save or undo your changes first: an import saves a new version at once.' : null}
+                    onImported={() => {
+                      void queryClient.invalidateQueries({ queryKey: ['agent', id] });
+                      void queryClient.invalidateQueries({ queryKey: ['agent-versions', id] });
+                    }}
+                  />
+                )}
               </Stack>
             </Tabs.Panel>
           ))}
@@ -351,7 +288,14 @@ export function Component() {
             </Stack>
           </Tabs.Panel>
           <Tabs.Panel value="versions" pt="md">
-            <Versions agentId={id} />
+            <VersionsTab
+              agentId={id}
+              onRestore={(version, parts) => {
+                setDraft({ ...draft, parts: Object.fromEntries(PARTS.map(([part]) => [part, parts[part]])) as Draft['parts'] });
+                setRestored(version);
+                setTab('soul');
+              }}
+            />
           </Tabs.Panel>
         </Tabs>
       </Stack>

@@ -1,4 +1,4 @@
-/** A new agent: from a template (its blanks filled in a form), or blank with a name. */
+/** A new agent: through the wizard (questions one at a time), from a template (its blanks in a form), or blank. */
 import {
   Button,
   Card,
@@ -15,7 +15,7 @@ import {
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { api, fieldError, unwrap } from '../../api/client';
 import { ErrorState, FormError, Loading, PageHeader } from '../../ui/states';
 
@@ -149,6 +149,17 @@ export function Component() {
     <>
       <PageHeader title="New agent" />
       <Stack gap="xl">
+        <section aria-labelledby="with-wizard">
+          <Title order={2} size="h3" id="with-wizard" mb="sm">
+            With the wizard
+          </Title>
+          <Text c="dimmed" size="sm" mb="sm">
+            Pick what the agent is for and answer a few questions about your business, one at a time.
+          </Text>
+          <Button component={Link} to="/agents/new/wizard">
+            Start the wizard
+          </Button>
+        </section>
         <section aria-labelledby="from-template">
           <Title order={2} size="h3" id="from-template" mb="sm">
             From a template
