@@ -285,6 +285,43 @@ test('call events are append-only', async () => {
   assert.equal((await get(`/api/v1/calls/${seeded[0]!.id}/events?type=call.failed`)).json().total, 0);
 });
 
+test('event totals stay exact when many connections write at once, and when calls are deleted', async () => {
+  const db = t.infra.database.db;
+  const carol = await signUp(t.app);
+  const calls = await Promise.all(Array.from({ length: 4 }, () => buildCall(carol, { status: 'completed' })));
+  const total = async () => (await get('/api/v1/events?limit=1', carol)).json().total as number;
+  const stored = async () =>
+    (
+      await db
+        .selectFrom('call_events')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', carol.accountId)
+        .executeTakeFirstOrThrow()
+    ).n;
+  // Twelve transactions at once: on PostgreSQL they run on several connections, each adding to a row of its own.
+  await Promise.all(
+    Array.from({ length: 12 }, (_, i) =>
+      db.transaction().execute((trx) =>
+        trx
+          .insertInto('call_events')
+          .values({
+            id: newId(),
+            account_id: carol.accountId,
+            call_id: calls[i % calls.length]!.id,
+            type: 'call.turn',
+            data: JSON.stringify({ n: i }),
+          })
+          .execute(),
+      ),
+    ),
+  );
+  assert.equal(await total(), await stored());
+  assert.equal((await get('/api/v1/events?type=call.turn&limit=1', carol)).json().total, 12);
+  await db.deleteFrom('calls').where('account_id', '=', carol.accountId).where('id', '=', calls[0]!.id).execute();
+  assert.equal(await total(), await stored(), 'a deleted call takes its events out of the totals');
+  assert.equal((await get('/api/v1/events?type=call.turn&limit=1', carol)).json().total, 9);
+});
+
 test('deleting an account takes its calls, their rows and its counts with it', async () => {
   const db = t.infra.database.db;
   const erin = await signUp(t.app);

@@ -134,6 +134,8 @@ export interface CallCountsTable {
 export interface CallEventTypeCountsTable {
   account_id: string;
   type: CallEventType;
+  /** Which of the (account, type)'s rows: one per database connection, so concurrent writers never wait on one. */
+  shard: ColumnType<number, never, never>;
   events: ColumnType<number, never, never>;
 }
 
