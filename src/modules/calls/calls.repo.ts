@@ -111,7 +111,7 @@ export function callQueries(db: Executor) {
     return newestFirst(withNames(matchingCalls(accountId, {})).where('c.id', 'in', pageIds));
   }
 
-  /** Sums the account's rows of call_counts: one per (status, agent, campaign, has a recording) in use. */
+  /** Sums the account's rows of call_counts: a few per (status, agent, campaign, has a recording) in use. */
   async function countFromCounts(
     accountId: string,
     filters: Pick<CallFilters, 'status' | 'agentId' | 'campaignId' | 'hasRecording'>,

@@ -127,6 +127,8 @@ export interface CallCountsTable {
   agent_id: string | null;
   campaign_id: string | null;
   has_recording: boolean;
+  /** Which of the combination's rows: one per database connection, so concurrent writers never wait on one. */
+  shard: ColumnType<number, never, never>;
   calls: ColumnType<number, never, never>;
 }
 
