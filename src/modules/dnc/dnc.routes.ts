@@ -66,7 +66,7 @@ export function dncRoutes(app: App, { dnc }: { dnc: DncService }) {
       schema: {
         operationId: 'addDncEntriesInBulk',
         tags,
-        summary: 'Add many numbers: a JSON array, or a CSV body (all or nothing)',
+        summary: 'Add many numbers: a JSON array or a CSV body; every valid number or none, invalid rows reported',
         body: BulkDncBody,
         response: responses(BulkDncResult),
       },
