@@ -135,3 +135,34 @@ test('an agent made with the wizard, edited, compared across versions, and given
     await checkBothWidths(page, 'the knowledge tab');
   }),
 );
+
+test('an agent drafted from a description of the business, reviewed, then created', { skip: BROWSER_SKIP }, () =>
+  scenario('agents-generated', async ({ page, context, server }) => {
+    const user = await registerUser(server);
+    await signInContext(context, server, user.vsid);
+    await page.goto('/agents/new/wizard');
+    const business = page.getByRole('textbox', { name: 'Your business' });
+    await business.fill('Bikes');
+    await page.getByRole('textbox', { name: 'The goal of its calls' }).fill('Book repair appointments');
+    await page.getByRole('button', { name: 'Draft an agent' }).click();
+    // The API's field error beside the field it names; nothing drafted.
+    await page.getByText('must NOT have fewer than 10 characters').waitFor();
+    await business.fill('Harbor Bikes repairs and services city bikes for commuters in Portland.');
+    await page.getByRole('button', { name: 'Draft an agent' }).click();
+    await page.getByRole('heading', { name: 'The draft' }).waitFor();
+    await page.getByRole('button', { name: 'Mission' }).click();
+    await checkBothWidths(page, 'the drafted agent');
+    const name = await page.getByRole('textbox', { name: 'Agent name' }).inputValue();
+    assert.ok(name.length > 0, 'the draft names the agent');
+    await page.getByRole('button', { name: 'Create this agent' }).click();
+    await page.waitForURL(/\/agents\/[0-9a-f-]{36}$/);
+    await page.getByRole('heading', { name, exact: true }).waitFor();
+    const agentId = page.url().split('/').pop()!;
+    const saved = await server.t.app.inject({
+      method: 'GET',
+      url: `/api/v1/agents/${agentId}`,
+      headers: { cookie: `vsid=${user.vsid}` },
+    });
+    assert.match((saved.json() as { knowledgeBase: string; soul: string }).soul, /\S/, 'the drafted parts were saved');
+  }),
+);

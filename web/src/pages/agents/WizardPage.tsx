@@ -1,6 +1,7 @@
 /**
  * The agent wizard: pick what the agent is for, answer its questions one at a time, review the answers, create. The
  * API checks every answer at once; a refused answer is shown beside its question, in the review and at the question.
+ * Or describe the business and let the API draft a whole agent (GenerateDraft).
  */
 import {
   Alert,
@@ -24,6 +25,7 @@ import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, fieldError, type Schemas, unwrap } from '../../api/client';
 import { ErrorState, FormError, Loading, PageHeader } from '../../ui/states';
+import { GenerateDraft } from './GenerateDraft';
 
 type Wizard = Schemas['GetWizardTemplateResponse'];
 type Question = Wizard['questions'][number];
@@ -382,6 +384,17 @@ export function Component() {
               </Group>
             </Stack>
           </form>
+        )}
+        {!answering && (
+          <section aria-labelledby="describe">
+            <Title order={2} size="h3" id="describe" mb={4}>
+              Or describe your business
+            </Title>
+            <Text c="dimmed" size="sm" mb="sm">
+              A whole agent is drafted from your words, to review before it is saved.
+            </Text>
+            <GenerateDraft />
+          </section>
         )}
       </Stack>
     </>
