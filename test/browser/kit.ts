@@ -59,9 +59,17 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** A fresh server on 127.0.0.1 at a random port; `workers` runs the job workers too (calls need them). */
-export async function startServer(options: { workers?: boolean } = {}): Promise<TestServer> {
-  const t = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '100000', ANONYMOUS_RATE_LIMIT_PER_MINUTE: '100000' } });
+/** Settings a scenario's server may add to the kit's own (the rate limits raised). */
+export type ServerEnv = Record<string, string>;
+
+/**
+ * A fresh server on 127.0.0.1 at a random port; `workers` runs the job workers too (calls and webhooks need them);
+ * `env` adds settings (for example WEBHOOK_ALLOW_PRIVATE, so endpoints may target a receiver on this machine).
+ */
+export async function startServer(options: { workers?: boolean; env?: ServerEnv } = {}): Promise<TestServer> {
+  const t = await buildTestApp({
+    env: { RATE_LIMIT_PER_MINUTE: '100000', ANONYMOUS_RATE_LIMIT_PER_MINUTE: '100000', ...options.env },
+  });
   let workers: JobWorkers | null = null;
   if (options.workers) {
     workers = await startJobWorkers({
@@ -108,9 +116,9 @@ export interface ScenarioContext {
 export async function scenario(
   name: string,
   run: (scenario: ScenarioContext) => Promise<void>,
-  options: { workers?: boolean; viewport?: { width: number; height: number } } = {},
+  options: { workers?: boolean; env?: ServerEnv; viewport?: { width: number; height: number } } = {},
 ) {
-  const server = await startServer({ workers: options.workers });
+  const server = await startServer({ workers: options.workers, env: options.env });
   const context = await (await sharedBrowser()).newContext({
     baseURL: server.url,
     viewport: options.viewport ?? { width: 1280, height: 900 },
