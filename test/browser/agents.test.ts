@@ -118,8 +118,18 @@ test('an agent made with the wizard, edited, compared across versions, and given
     await page.getByRole('heading', { name: 'The empty agent against version 1' }).waitFor();
     await page.getByRole('region', { name: 'Changes to Soul' }).waitFor();
 
-    // Knowledge: a file that is not a PDF is refused beside the input; a real PDF is imported as version 3.
+    // An older version put back in the editor, unsaved: the import waits until it is saved or discarded.
+    await page.getByRole('button', { name: 'Put version 1 in the editor' }).click();
+    await page.getByText('Version 1 is in the editor').waitFor();
+    await page.getByRole('tab', { name: 'Mission' }).click();
+    assert.doesNotMatch(await mission.inputValue(), /saddle/, 'the editor holds version 1');
     await page.getByRole('tab', { name: 'Knowledge' }).click();
+    await page.getByText('Save or discard your changes first').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Import the PDF' }).isDisabled(), true);
+    await page.getByRole('button', { name: 'Discard changes' }).click();
+    await page.getByText('Save or discard your changes first').waitFor({ state: 'detached' });
+
+    // Knowledge: a file that is not a PDF is refused beside the input; a real PDF is imported as version 3.
     const file = page.getByLabel('PDF file');
     await file.setInputFiles({ name: 'hours.pdf', mimeType: 'application/pdf', buffer: Buffer.from('not a pdf') });
     await page.getByRole('button', { name: 'Import the PDF' }).click();

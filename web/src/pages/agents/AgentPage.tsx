@@ -152,6 +152,17 @@ export function Component() {
         <Button variant="default" onClick={() => safety.mutate(draft)} loading={safety.isPending}>
           Check safety
         </Button>
+        {dirty && (
+          <Button
+            variant="subtle"
+            onClick={() => {
+              setDraft(draftOf(agent.data));
+              setRestored(null);
+            }}
+          >
+            Discard changes
+          </Button>
+        )}
         <Button onClick={() => save.mutate(pending)} disabled={!dirty} loading={save.isPending}>
           Save
         </Button>
@@ -221,7 +232,7 @@ export function Component() {
                 {part === 'knowledgeBase' && (
                   <KnowledgeImport
                     agentId={id}
-                    blocked={dirty ? 'Save or undo your changes first: an import saves a new version at once.' : null}
+                    blocked={dirty ? 'Save or discard your changes first: an import saves a new version at once.' : null}
                     onImported={() => {
                       void queryClient.invalidateQueries({ queryKey: ['agent', id] });
                       void queryClient.invalidateQueries({ queryKey: ['agent-versions', id] });
@@ -290,6 +301,7 @@ export function Component() {
           <Tabs.Panel value="versions" pt="md">
             <VersionsTab
               agentId={id}
+              current={agent.data.version}
               onRestore={(version, parts) => {
                 setDraft({ ...draft, parts: Object.fromEntries(PARTS.map(([part]) => [part, parts[part]])) as Draft['parts'] });
                 setRestored(version);

@@ -145,11 +145,14 @@ function Comparison({
   agentId,
   from,
   to,
+  current,
   onRestore,
 }: {
   agentId: string;
   from: number;
   to: number;
+  /** The agent's version now: putting it back in the editor would change nothing. */
+  current: number;
   onRestore: (version: number, parts: VersionParts) => void;
 }) {
   const before = useVersion(agentId, from);
@@ -175,9 +178,11 @@ function Comparison({
         <Title order={2} size="h4">
           {title}
         </Title>
-        <Button size="xs" variant="default" onClick={() => onRestore(to, after.data.parts)}>
-          Put version {to} in the editor
-        </Button>
+        {to !== current && (
+          <Button size="xs" variant="default" onClick={() => onRestore(to, after.data.parts)}>
+            Put version {to} in the editor
+          </Button>
+        )}
       </Group>
       {changed.length === 0 ? (
         <Text>The prompt parts are the same in both.</Text>
@@ -192,9 +197,11 @@ function Comparison({
 
 export function VersionsTab({
   agentId,
+  current,
   onRestore,
 }: {
   agentId: string;
+  current: number;
   onRestore: (version: number, parts: VersionParts) => void;
 }) {
   const [pair, setPair] = useState<{ from: number; to: number } | null>(null);
@@ -270,7 +277,7 @@ export function VersionsTab({
           w={{ base: '100%', sm: 280 }}
         />
       </Group>
-      <Comparison agentId={agentId} from={shown.from} to={shown.to} onRestore={onRestore} />
+      <Comparison agentId={agentId} from={shown.from} to={shown.to} current={current} onRestore={onRestore} />
     </Stack>
   );
 }
