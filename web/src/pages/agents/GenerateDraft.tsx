@@ -57,7 +57,6 @@ function DraftReview({ draft }: { draft: Draft }) {
           {safety.findings.length > 0 && (
             <List size="sm" mt="xs">
               {safety.findings.map((finding, i) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: findings have no id
                 <List.Item key={i}>
                   {finding.part && `${finding.part}: `}
                   {finding.message}
@@ -100,9 +99,12 @@ function DraftReview({ draft }: { draft: Draft }) {
 }
 
 export function GenerateDraft() {
-  const [form, setForm] = useState<{ businessDescription: string; goal: string; tone: Tone | null; language: string }>(
-    { businessDescription: '', goal: '', tone: null, language: '' },
-  );
+  const [form, setForm] = useState<{ businessDescription: string; goal: string; tone: Tone | null; language: string }>({
+    businessDescription: '',
+    goal: '',
+    tone: null,
+    language: '',
+  });
   const generate = useMutation({
     mutationFn: () =>
       unwrap(

@@ -19,7 +19,10 @@ function fileError(error: unknown): string | undefined {
   const details = error.body?.details as { fields?: unknown } | undefined;
   const fields: Record<string, string> = Array.isArray(details?.fields) ? error.fieldErrors : {};
   if (fields['body/file']) return fields['body/file'];
-  if (['validation_failed', 'payload_too_large', 'unsupported_media_type'].includes(error.code) && !fields['body/agentId'])
+  if (
+    ['validation_failed', 'payload_too_large', 'unsupported_media_type'].includes(error.code) &&
+    !fields['body/agentId']
+  )
     return error.message;
   return undefined;
 }

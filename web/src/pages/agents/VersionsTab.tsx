@@ -97,13 +97,11 @@ function PartDiff({ label, before, after }: { label: string; before: string; aft
       >
         {fold(lines).map((row, i) =>
           row.kind === 'folded' ? (
-            // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity beyond their place
             <li key={i} style={{ padding: '2px 8px', color: 'var(--mantine-color-dimmed)' }}>
               … {row.count} unchanged {row.count === 1 ? 'line' : 'lines'}
             </li>
           ) : (
             <li
-              // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity beyond their place
               key={i}
               style={{
                 display: 'flex',
@@ -257,7 +255,9 @@ export function VersionsTab({
         </Table.Tbody>
       </ScrollTable>
       {versions.data.total > list.length && (
-        <Alert color="gray">The {list.length} newest of {versions.data.total} versions are listed.</Alert>
+        <Alert color="gray">
+          The {list.length} newest of {versions.data.total} versions are listed.
+        </Alert>
       )}
       <Group align="flex-end" wrap="wrap" gap="sm">
         <Select

@@ -101,7 +101,14 @@ function QuestionInput({
   const text = typeof value === 'string' ? value : '';
   if (question.type === 'longtext')
     return (
-      <Textarea {...common} autosize minRows={3} maxRows={12} value={text} onChange={(e) => onChange(e.currentTarget.value)} />
+      <Textarea
+        {...common}
+        autosize
+        minRows={3}
+        maxRows={12}
+        value={text}
+        onChange={(e) => onChange(e.currentTarget.value)}
+      />
     );
   return (
     <TextInput
