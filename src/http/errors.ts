@@ -85,7 +85,21 @@ function databaseInputError(error: unknown): string | null {
   return typeof code === 'string' ? (DATABASE_INPUT_ERRORS[code] ?? null) : null;
 }
 
+/**
+ * A validation_failed body always lists its fields (the published shape requires `details.fields`): a refusal that
+ * names none, such as a file that is not a PDF, answers an empty list beside its other details.
+ */
+function withFieldList(answer: { status: number; body: ErrorBody }): { status: number; body: ErrorBody } {
+  const { body } = answer;
+  if (body.error !== 'validation_failed' || Array.isArray(body.details.fields)) return answer;
+  return { ...answer, body: { ...body, details: { ...body.details, fields: [] } } };
+}
+
 function toErrorBody(error: FastifyError | AppError, requestId: string): { status: number; body: ErrorBody } {
+  return withFieldList(errorBodyOf(error, requestId));
+}
+
+function errorBodyOf(error: FastifyError | AppError, requestId: string): { status: number; body: ErrorBody } {
   const refusedValue = databaseInputError(error);
   if (refusedValue) {
     return {

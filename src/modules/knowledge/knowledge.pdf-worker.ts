@@ -10,7 +10,8 @@ async function answer(): Promise<PdfReply> {
     return { ok: await readPdfText(bytes, { maxPages }) };
   } catch (error) {
     if (error instanceof AppError) return { refused: { message: error.message, details: error.details } };
-    return { refused: { message: 'The file could not be read as a PDF', details: { reason: 'unreadable_pdf' } } };
+    const message = 'The file could not be read as a PDF';
+    return { refused: { message, details: { reason: 'unreadable_pdf', fields: [{ field: 'body/file', message }] } } };
   }
 }
 

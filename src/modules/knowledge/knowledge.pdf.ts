@@ -17,8 +17,9 @@ export interface PdfText {
   text: string;
 }
 
+/** A refusal of the file itself: `details.reason` says which, and the field named is the upload. */
 const refuse = (message: string, reason: string, details: Record<string, unknown> = {}) =>
-  new AppError('validation_failed', message, { reason, ...details });
+  new AppError('validation_failed', message, { reason, ...details, fields: [{ field: 'body/file', message }] });
 
 export interface PdfLimits {
   maxPages: number;

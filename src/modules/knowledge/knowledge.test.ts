@@ -241,7 +241,12 @@ test('PDF import: appended or replacing, as a new version, indexed at once; bad 
     const response = await importPdf(owner, parts);
     assert.equal(response.statusCode, status, `${what}: ${response.body}`);
     const body = errorBody(response);
-    if (reason) assert.equal(body.details.reason, reason, what);
+    if (reason) {
+      assert.equal(body.details.reason, reason, what);
+      // The dashboard shows the refusal beside the file input.
+      assert.deepEqual(body.details.fields, [{ field: 'body/file', message: body.message }], what);
+    }
+    if (body.error === 'validation_failed') assert.ok(Array.isArray(body.details.fields), `${what}: fields listed`);
   }
   const json = await call(asKey(owner), 'POST', '/kb/import-pdf', { agentId: agent.id });
   assert.equal(json.statusCode, 415);

@@ -15,9 +15,7 @@ type Mode = Result['mode'];
 /** What the API says about the file: its field error, or the refusal that concerns the file as a whole. */
 function fileError(error: unknown): string | undefined {
   if (!(error instanceof ApiError)) return undefined;
-  // A refused file is validation_failed with details.reason and no details.fields (fieldErrors needs them).
-  const details = error.body?.details as { fields?: unknown } | undefined;
-  const fields: Record<string, string> = Array.isArray(details?.fields) ? error.fieldErrors : {};
+  const fields = error.fieldErrors;
   if (fields['body/file']) return fields['body/file'];
   if (
     ['validation_failed', 'payload_too_large', 'unsupported_media_type'].includes(error.code) &&
