@@ -30,6 +30,9 @@ const FILE_TIMEOUT_OVERRIDES_MS = {
   // Starts, stops and kills some fifteen service processes (and six lock racers), each loading the TypeScript
   // sources: over 5 minutes when the machine is loaded.
   'test/lifecycle.test.ts': 600_000,
+  // Two worker processes loading the TypeScript sources, one killed mid-campaign: what it had taken is retried by the
+  // other once its jobs expire (2 minutes) and maintenance runs (every 30 s). Under a minute idle, over 5 loaded.
+  'src/modules/campaigns/campaigns.crash.test.ts': 600_000,
 };
 // Browser scenarios (test/browser/) each start a server and a browser page, and some wait for a call on the
 // simulated network in real time: a file of them gets 10 minutes.
