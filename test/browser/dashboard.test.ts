@@ -27,6 +27,8 @@ test('register, sign out, and sign in again', { skip: BROWSER_SKIP }, () =>
     await page.goto('/');
     await page.waitForURL('**/sign-in');
     await page.getByRole('link', { name: 'Register' }).click();
+    // The sign-in form has an Email field too: fill the registration form once it has replaced it.
+    await page.getByLabel('Company or team').waitFor();
     await page.getByLabel('Email').fill('grace@example.com');
     await page.getByRole('textbox', { name: 'Password' }).fill('short');
     await page.getByRole('button', { name: 'Register' }).click();
