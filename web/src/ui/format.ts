@@ -1,6 +1,20 @@
 /** How values read on the pages: dates, durations, money (exact decimal strings from the API), statuses. */
-export const formatDateTime = (iso: string | null | undefined) =>
-  iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—';
+
+/** One formatter of each kind, made on first use: `toLocaleString` with options makes a new one on every call. */
+function once<T>(make: () => T) {
+  let made: T | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
+const dateTimeFormat = once(() => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }));
+const usdFormat = once(() => new Intl.NumberFormat(undefined, { style: 'currency', currency: 'USD' }));
+const subCentFormat = once(
+  () => new Intl.NumberFormat(undefined, { style: 'currency', currency: 'USD', minimumFractionDigits: 4 }),
+);
+
+export const formatDateTime = (iso: string | null | undefined) => (iso ? dateTimeFormat().format(new Date(iso)) : '—');
 
 export function formatDuration(seconds: number | null | undefined) {
   if (seconds === null || seconds === undefined) return '—';
@@ -15,8 +29,7 @@ export const formatMs = (ms: number | null | undefined) => (ms === null || ms ==
 /** A USD amount given as a decimal string, shown to the cent (or finer when it is less than a cent). */
 export function formatUsd(amount: string) {
   const value = Number(amount);
-  const digits = value !== 0 && Math.abs(value) < 0.01 ? 4 : 2;
-  return value.toLocaleString(undefined, { style: 'currency', currency: 'USD', minimumFractionDigits: digits });
+  return (value !== 0 && Math.abs(value) < 0.01 ? subCentFormat() : usdFormat()).format(value);
 }
 
 const LIVE = new Set(['queued', 'dialing', 'ringing', 'connected']);
