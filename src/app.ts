@@ -22,6 +22,7 @@ import {
   enforceRateLimit,
   refuseBlockedClient,
 } from './http/rate-limit.js';
+import { createLazySchemas } from './http/lazy-schemas.js';
 import { checkRequestText, createValidatorCompiler, registerJsonBodyParser } from './http/validation.js';
 import { registerCsvBodyParser } from './http/csv-body.js';
 import { dashboardRoutes } from './http/static.js';
@@ -94,6 +95,7 @@ export interface BuildAppOptions extends CoreDeps {
 
 export async function buildApp(options: BuildAppOptions) {
   const { config } = options;
+  const lazySchemas = createLazySchemas();
   const app = Fastify({
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance.child({}, { serializers: requestLogSerializers }) }
@@ -112,8 +114,9 @@ export async function buildApp(options: BuildAppOptions) {
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
+    schemaController: { compilersFactory: { buildSerializer: lazySchemas.serializerFactory } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
-  app.setValidatorCompiler(createValidatorCompiler());
+  app.setValidatorCompiler(createValidatorCompiler(lazySchemas));
 
   const services = createServices(options, { log: options.loggerInstance });
   // Live calls this process runs end as server_shutdown, with their costs, before the server stops.
@@ -208,7 +211,8 @@ export async function buildApp(options: BuildAppOptions) {
     { prefix: '/api' },
   );
 
-  return { app, services, routes };
+  // compileSchemas: every route schema not compiled yet, compiled now (a test proves they all compile).
+  return { app, services, routes, compileSchemas: lazySchemas.compileAll };
 }
 
 /** A versioned route and who may call it: what the access walk in the tests goes through. */

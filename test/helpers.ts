@@ -98,12 +98,19 @@ export async function buildTestApp(options: TestAppOptions = {}) {
     : opened;
   const clock: Clock = { ...systemClock, ...options.clock };
   const counters = options.counters ?? infra.counters;
-  const { app, services, routes } = await buildApp({ config, ...infra, counters, clock, logger: false });
+  const { app, services, routes, compileSchemas } = await buildApp({
+    config,
+    ...infra,
+    counters,
+    clock,
+    logger: false,
+  });
   await app.ready();
   const testApp = {
     app,
     services,
     routes,
+    compileSchemas,
     config,
     infra,
     database,

@@ -119,6 +119,13 @@ test('operationIds are stable names a client calls', () => {
   for (const [where, operationId] of Object.entries(expected)) assert.equal(byRoute[where], operationId, where);
 });
 
+test('every route schema compiles (they are compiled on first use, so a broken one would fail only then)', () => {
+  const compiled = t.compileSchemas();
+  // Validators and serializers of every route and its HEAD twin, less those the tests above already used.
+  assert.ok(compiled > 400, `${compiled} schemas compiled`);
+  assert.equal(t.compileSchemas(), 0, 'each is compiled once');
+});
+
 test('every route names its own operationId, and no two are the same', async () => {
   const routes = readdirSync(new URL('../src/modules/', import.meta.url), { recursive: true, encoding: 'utf8' })
     .filter((file) => /routes\.ts$/.test(file))

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
+import type { LazySchemas } from './lazy-schemas.js';
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { AppError, invalidField } from './errors.js';
 
@@ -61,12 +62,13 @@ function makeAjv(options: Options) {
   return ajv;
 }
 
-export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+/** The route validators, each compiled on its first request (see lazy-schemas.ts). */
+export function createValidatorCompiler(lazy: LazySchemas): FastifySchemaCompiler<unknown> {
   const forText = makeAjv({ coerceTypes: 'array' });
   const forBody = makeAjv({ coerceTypes: false });
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? forBody : forText;
-    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+    return lazy.validator(() => ajv.compile(schema as object)) as ReturnType<FastifySchemaCompiler<unknown>>;
   };
 }
 
