@@ -16,6 +16,7 @@ import { numbersJobs } from './modules/numbers/numbers.jobs.js';
 import { knowledgeJobs } from './modules/knowledge/knowledge.jobs.js';
 import { webhooksJobs } from './modules/webhooks/webhooks.jobs.js';
 import { campaignsJobs } from './modules/campaigns/campaigns.jobs.js';
+import { contactsJobs } from './modules/contacts/contacts.jobs.js';
 
 const declared = [
   authJobs,
@@ -26,6 +27,7 @@ const declared = [
   knowledgeJobs,
   webhooksJobs,
   campaignsJobs,
+  contactsJobs,
 ] as const;
 
 const gathered = gatherJobs(declared);

@@ -107,6 +107,7 @@ export function createServices(deps: CoreDeps, options: { log?: Logger } = {}) {
     owned,
     accounts: auth,
     dnc,
+    log: log.child({ component: 'contacts' }),
   });
   const catalog = createCatalogService({ repo: createCatalogRepo(db, outbox), clock });
   const voices = createVoicesService({ tts: providers.tts, objects: providers.objects, catalog });

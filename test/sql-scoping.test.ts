@@ -57,6 +57,7 @@ const UNSCOPED: Record<string, string> = {
   'auth.revokeSession': "the caller's own session",
   'domainEvents.find': "a subscriber's job carries only the event id",
   'domainEvents.deleteBefore': 'retention across all accounts (a scheduled job)',
+  'contacts.lostImportCandidates': 'the sweep of imports whose process stopped, across all accounts (a scheduled job)',
   'calls.findAnyAccount':
     'platform tools, signed provider callbacks and signed asset URLs name a call by id; the signature or admin check is the access',
   'calls.accountsWithQueuedCalls': "the scheduled dispatcher goes through every account's queue",

@@ -1,5 +1,6 @@
 /**
- * Contacts in a real browser (test/browser/kit.ts): a CSV imported with its upload progress, then its report; the
+ * Contacts in a real browser (test/browser/kit.ts): a CSV imported with its upload progress, then the import's own
+ * progress (the server answers at once and imports in the background), then its report; the
  * list and contact pages; the do-not-call list; axe-core on each page at desktop and phone widths.
  */
 import { test, before, after } from 'node:test';
@@ -46,7 +47,7 @@ const CSV = [
   '+14155550101,Ada,Again,,,',
 ].join('\n');
 
-test('import a CSV: upload progress, then the report with its counts and row errors', { skip: BROWSER_SKIP }, () =>
+test('import a CSV: upload and import progress, then the report and row errors', { skip: BROWSER_SKIP }, () =>
   scenario('contacts-import', async ({ page, context, server }) => {
     const user = await registerUser(server);
     await signInContext(context, server, user.vsid);
@@ -60,21 +61,45 @@ test('import a CSV: upload progress, then the report with its counts and row err
     await page.getByText('about 4 data rows').waitFor();
     assert.equal(await page.getByLabel('List name').inputValue(), 'spring-leads');
     await page.getByLabel('Default country').fill('US');
-    // The server's answer held back a moment, so that the progress shows: the upload, then the rows processing.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    // The server's answers held back a moment, so that each stage shows: the upload, then the import's progress
+    // (the 202 answers at once with the list processing; its progress is read from the list until it is done).
+    const hold = () => {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { held, release };
+    };
+    const upload = hold();
+    const poll = hold();
+    const sent: Array<Record<string, string>> = [];
     await page.route('**/api/v1/contact-lists?*', async (route) => {
-      await held;
+      sent.push(route.request().headers());
+      await upload.held;
+      await route.continue();
+    });
+    await page.route(/\/api\/v1\/contact-lists\/[0-9a-f-]{36}$/, async (route) => {
+      await poll.held;
       await route.continue();
     });
     await page.getByRole('button', { name: 'Import' }).click();
-    await page.getByText(/^(Uploading: .* of 1 KB|Processing about 4 rows)/).waitFor();
+    await page.getByText(/^(Uploading: .* of 1 KB|Uploaded; the server checks)/).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Import' }).isDisabled(), true, 'one import at a time');
-    release();
+    upload.release();
+
+    // At 0% the bar has no width (hidden to Playwright): present, with its value, is what counts here.
+    const bar = page.getByRole('progressbar', { name: 'Import progress' });
+    await bar.waitFor({ state: 'attached' });
+    assert.equal(sent[0]?.prefer, 'respond-async', 'the page asks for a background import');
+    assert.match((await bar.getAttribute('aria-valuenow')) ?? '', /^\d+$/);
+    await page.getByText(/^Processing: \d+ rows checked, \d+% done$/).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Import' }).isDisabled(), true, 'still one import at a time');
+    assert.deepEqual(await accessibilityViolations(page), [], 'the progress is accessible');
+    poll.release();
 
     await page.getByRole('heading', { name: 'Import report' }).waitFor();
+    await bar.waitFor({ state: 'detached' });
+    assert.equal(await page.getByRole('button', { name: 'Import' }).isDisabled(), false, 'free for the next file');
     await page.getByText('2 of 4 rows imported or updated; 1 could not be imported.').waitFor();
     const report = page.getByRole('region', { name: 'Rows not imported' });
     await report.getByRole('cell', { name: 'not a phone', exact: true }).waitFor();

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Database } from '../../db/types.js';
 import { createRepo, type Executor } from '../../db/repo.js';
@@ -7,7 +7,7 @@ import type { OutboxFactory } from '../../events/outbox.js';
 import { paginate, type Page } from '../../db/pagination.js';
 import { likePattern } from '../../db/like.js';
 import { invalidField } from '../../lib/errors.js';
-import type { ContactsTable } from './contacts.tables.js';
+import type { ContactListsTable, ContactsTable, ImportFailure } from './contacts.tables.js';
 
 export interface ContactFilters {
   listId?: string;
@@ -117,6 +117,80 @@ export function contactQueries(db: Executor) {
         .where('account_id', '=', accountId)
         .where('id', '=', id)
         .executeTakeFirst();
+    },
+
+    /** The list of an import answered at once, created once its file is received and its header checked. */
+    createImportingList(accountId: string, values: Omit<Insertable<ContactListsTable>, 'account_id'>) {
+      return db
+        .insertInto('contact_lists')
+        .values({
+          ...values,
+          account_id: accountId,
+          import_state: 'processing',
+          import_fraction: 0,
+          import_finished_at: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+
+    /** An import's progress, which is also its heartbeat (in database time). */
+    async saveImportProgress(
+      accountId: string,
+      id: string,
+      progress: { rows: number; bytes: number; fraction: number },
+    ) {
+      await db
+        .updateTable('contact_lists')
+        .set({
+          import_rows_processed: progress.rows,
+          import_bytes_read: progress.bytes,
+          import_fraction: progress.fraction,
+          import_heartbeat_at: sql<Date>`now()`,
+        })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('import_state', '=', 'processing')
+        .execute();
+    },
+
+    /**
+     * Fails an import still processing (when `staleSeconds` is given, only if its heartbeat is older than that), and
+     * takes its members off the list; true when it did.
+     */
+    async failImport(accountId: string, id: string, failure: ImportFailure, staleSeconds: number | null) {
+      let query = db
+        .updateTable('contact_lists')
+        .set({
+          import_state: 'failed',
+          import_failure: JSON.stringify(failure),
+          import_heartbeat_at: sql<Date>`now()`,
+          import_finished_at: sql<Date>`now()`,
+        })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('import_state', '=', 'processing');
+      if (staleSeconds !== null)
+        query = query.where('import_heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${staleSeconds})`);
+      const failed = await query.returning('id').executeTakeFirst();
+      if (!failed) return false;
+      await db
+        .deleteFrom('contact_list_members')
+        .where('account_id', '=', accountId)
+        .where('list_id', '=', id)
+        .execute();
+      return true;
+    },
+
+    /**
+     * Imports across accounts that may have lost their process (the sweep): those whose heartbeat is older than
+     * `staleSeconds`, or every import in progress (on the embedded database, which one process owns).
+     */
+    lostImportCandidates(staleSeconds: number | null) {
+      let query = db.selectFrom('contact_lists').select(['id', 'account_id']).where('import_state', '=', 'processing');
+      if (staleSeconds !== null)
+        query = query.where('import_heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${staleSeconds})`);
+      return query.orderBy('import_heartbeat_at').limit(1000).execute();
     },
 
     /**

@@ -5,9 +5,11 @@ import { allow } from '../../http/access.js';
 import { IdParams, PageOnlyQuery, responses } from '../../http/schemas.js';
 import { closeIfBodyUnread, csvUpload } from '../../http/csv-body.js';
 import type { ContactsService } from './contacts.service.js';
+import { prefersAsync } from './contacts.import-async.js';
 import {
   ContactDetail,
   ContactList,
+  ContactListDetail,
   ContactListPage,
   ContactPage,
   ContactQuery,
@@ -35,7 +37,22 @@ const CsvFile = {
 export function contactsRoutes(app: App, { contacts }: { contacts: ContactsService }) {
   contactListRoutes(app, contacts);
   contactRoutes(app, contacts);
+  // After the last request: imports still running get half the shutdown grace to complete, then fail cleanly.
+  app.addHook('onClose', async () => {
+    await contacts.stopImports();
+  });
 }
+
+const ImportHeaders = Type.Object({
+  prefer: Type.Optional(
+    Type.String({
+      description:
+        'respond-async: answer 202 with the list as soon as the file is received and its header checked, and import ' +
+        'the rows in the background (poll the Location). Without it, the answer waits for the whole import.',
+      examples: ['respond-async'],
+    }),
+  ),
+});
 
 /** Lists: an import makes one. */
 function contactListRoutes(app: App, contacts: ContactsService) {
@@ -49,13 +66,34 @@ function contactListRoutes(app: App, contacts: ContactsService) {
         summary: 'Import a CSV file as a new contact list',
         description:
           'Streams the file; rows with an invalid phone are skipped and reported (first 100), never failing the import. ' +
-          'A malformed file is a 400 invalid_csv naming the line, and leaves nothing behind. Body limit: CSV_BODY_LIMIT_BYTES (default 50 MB).',
+          'A malformed file is a 400 invalid_csv naming the line, and leaves nothing behind. Body limit: CSV_BODY_LIMIT_BYTES (default 50 MB).\n\n' +
+          'With `Prefer: respond-async`, the answer is a 202 as soon as the file is received and its header and first ' +
+          'rows are checked (what fails then, such as a missing phone column or a body too large, is still the error ' +
+          'answer, and nothing is written): the new list, its `import.state` processing, with `Preference-Applied: ' +
+          'respond-async` and a `Location` to poll. The list then shows the rows processed and the share done; once ' +
+          'completed, its counts and row errors are those the answer without the header gives. A file found malformed ' +
+          'past its first rows, or an import cut off by the server stopping, leaves the list failed, with no contacts ' +
+          'imported and `import.failure` saying why.',
         querystring: ImportQuery,
+        headers: ImportHeaders,
         body: CsvBody,
-        response: responses(ImportResult),
+        response: {
+          ...responses(ImportResult),
+          202: ContactList,
+        },
       },
     },
-    async (req, reply) => contacts.importList(req.auth, req.query, csvUpload(req)).catch(closeIfBodyUnread(req, reply)),
+    async (req, reply) => {
+      const upload = csvUpload(req);
+      if (!prefersAsync(req.headers.prefer))
+        return contacts.importList(req.auth, req.query, upload).catch(closeIfBodyUnread(req, reply));
+      const list = await contacts.startImport(req.auth, req.query, upload).catch(closeIfBodyUnread(req, reply));
+      return reply
+        .code(202)
+        .header('Preference-Applied', 'respond-async')
+        .header('Location', `/api/v1/contact-lists/${list.id}`)
+        .send(list);
+    },
   );
   app.get(
     '/contact-lists',
@@ -78,9 +116,9 @@ function contactListRoutes(app: App, contacts: ContactsService) {
       schema: {
         operationId: 'getContactList',
         tags,
-        summary: 'Read a contact list and its import counts',
+        summary: 'Read a contact list, its import (state, progress, counts) and the rows it could not import',
         params: IdParams,
-        response: responses(ContactList),
+        response: responses(ContactListDetail),
       },
     },
     async (req) => contacts.getList(req.auth, req.params.id),

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, NamedRef, Nullable, PageFields, PageQuery, SingleLineText, Uuid } from '../../http/schemas.js';
-import { DUPLICATE_POLICIES } from './contacts.tables.js';
+import { DUPLICATE_POLICIES, IMPORT_STATES } from './contacts.tables.js';
+import { READING_SHARE } from './contacts.import-async.js';
 import { SEARCH_COUNT_AHEAD } from './contacts.search.js';
 
 const Country = Type.String({
@@ -78,6 +79,60 @@ export const ImportResult = Type.Object(
   },
 );
 
+export const ImportFailure = Type.Object(
+  {
+    code: Type.String({
+      description:
+        'An error code of the API: invalid_csv (details.line names the line), validation_failed, or ' +
+        'service_unavailable when the server stopped before the import completed (details.reason server_stopped).',
+    }),
+    message: Type.String(),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  {
+    title: 'ContactImportFailure',
+    description: 'Why an import failed, as an error body would say it. Nothing of the file was imported.',
+  },
+);
+
+export const ContactListImport = Type.Object(
+  {
+    state: Type.Enum([...IMPORT_STATES], {
+      description:
+        'processing: the file is being read and its contacts saved; completed: the counts (and, on the list, the ' +
+        'row errors) are final; failed: the import stopped and imported nothing, `failure` says why.',
+    }),
+    rowsProcessed: Type.Integer({
+      minimum: 0,
+      description: "Data rows read and checked so far; once completed, the file's row count.",
+    }),
+    bytesRead: Type.Integer({ minimum: 0, description: 'Bytes of the file read so far.' }),
+    bytesTotal: Type.Integer({
+      minimum: 0,
+      description: 'Size of the file in bytes (0 for lists imported before progress was recorded).',
+    }),
+    fraction: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description:
+        `Share of the import done, from 0 to 1: reading and checking the file takes it to ${READING_SHARE} ` +
+        '(bytes read of the total: the row count is known only at the end), saving the contacts takes it to 1.',
+    }),
+    updatedAt: Type.String({
+      format: 'date-time',
+      description: 'When the progress was last written: a few times a second while the import runs.',
+    }),
+    finishedAt: Nullable(DateTime),
+    failure: Nullable(ImportFailure),
+  },
+  {
+    title: 'ContactListImport',
+    description:
+      'The import that makes the list. With Prefer: respond-async the list is answered while it still processes; ' +
+      'poll GET /v1/contact-lists/{id} until the state is completed or failed.',
+  },
+);
+
 export const ContactList = Type.Object(
   {
     id: Uuid,
@@ -85,9 +140,25 @@ export const ContactList = Type.Object(
     defaultCountry: Type.String(),
     duplicatePolicy: Type.Enum([...DUPLICATE_POLICIES]),
     counts: ImportCounts,
+    import: ContactListImport,
     createdAt: DateTime,
   },
-  { title: 'ContactList', description: 'A contact list imported from CSV, with its import counts.' },
+  {
+    title: 'ContactList',
+    description:
+      'A contact list imported from CSV, with its import: its state and progress, and its counts (all 0 until the ' +
+      'import has completed).',
+  },
+);
+
+export const ContactListDetail = Type.Object(
+  {
+    ...ContactList.properties,
+    errors: Type.Array(RowError, {
+      description: 'The first 100 rows that could not be imported, as the import answered them; empty until completed.',
+    }),
+  },
+  { title: 'ContactListDetail', description: 'A contact list, its import, and the rows it could not import.' },
 );
 
 export const ContactListPage = Type.Object(

@@ -35,6 +35,18 @@ import type {
   PatchContactBody,
 } from './contacts.schemas.js';
 import type { Static } from 'typebox';
+import type { Logger } from 'pino';
+import { newId } from '../../lib/ids.js';
+import { checkDeclaredSize } from '../../http/csv-body.js';
+import {
+  IMPORT_STALE_SECONDS,
+  LOST_IMPORT,
+  createProgressWriter,
+  importFailure,
+  interruptedByShutdown,
+  spoolUpload,
+} from './contacts.import-async.js';
+import type { ImportRequest } from './contacts.import-merge.js';
 
 type ContactFilterInput = Omit<ContactQuery, 'limit' | 'offset'>;
 type ContactPatch = Static<typeof PatchContactBody>;
@@ -51,6 +63,13 @@ export interface ContactsDeps {
   accounts: Pick<AuthService, 'defaultCountry'>;
   dnc: Pick<DncService, 'listedNumbersQuery'>;
   phones?: PhonePool;
+  log?: Logger;
+}
+
+/** An import answered at once, running in this process. */
+interface RunningImport {
+  controller: AbortController;
+  done: Promise<void>;
 }
 
 const toContact = (row: ContactRow) => ({
@@ -79,6 +98,16 @@ const toContactList = (row: Selectable<ContactListsTable>) => ({
     duplicates: row.duplicate_count,
     invalid: row.invalid_count,
     dnc: row.dnc_count,
+  },
+  import: {
+    state: row.import_state,
+    rowsProcessed: row.import_rows_processed,
+    bytesRead: Number(row.import_bytes_read),
+    bytesTotal: Number(row.import_bytes_total),
+    fraction: row.import_state === 'completed' ? 1 : Math.min(1, Math.max(0, row.import_fraction)),
+    updatedAt: row.import_heartbeat_at.toISOString(),
+    finishedAt: row.import_finished_at?.toISOString() ?? null,
+    failure: row.import_failure,
   },
   createdAt: row.created_at.toISOString(),
 });
@@ -130,30 +159,140 @@ export function createContactsService(deps: ContactsDeps) {
     return changes;
   }
 
+  const importDeps = { db: deps.db, databaseKind: deps.databaseKind, phones };
+  /** Imports answered at once that this process runs, by list id. */
+  const running = new Map<string, RunningImport>();
+
+  async function importRequest(auth: Auth, query: ImportQuery): Promise<ImportRequest> {
+    const defaultCountry = query.defaultCountry?.toUpperCase() ?? (await accounts.defaultCountry(auth.accountId));
+    if (!isPhoneCountry(defaultCountry))
+      throw invalidField('querystring/defaultCountry', `"${defaultCountry}" is not a country with phone numbers`);
+    const name = query.name.trim() || query.name;
+    return {
+      accountId: auth.accountId,
+      name,
+      defaultCountry,
+      duplicatePolicy: query.duplicatePolicy,
+      limitBytes: config.csvBodyLimitBytes,
+      now: clock.now(),
+      listedNumbers: dnc.listedNumbersQuery(auth.accountId),
+      async onImported(trx, { listId, counts }) {
+        await deps.outbox(trx).emit({
+          type: 'contact_list.imported',
+          accountId: auth.accountId,
+          subject: { type: 'contact_list', id: listId },
+          data: { name, counts },
+          actor: actorOf(auth),
+        });
+      },
+    };
+  }
+
   return {
     async importList(auth: Auth, query: ImportQuery, upload: CsvUpload) {
-      const defaultCountry = query.defaultCountry?.toUpperCase() ?? (await accounts.defaultCountry(auth.accountId));
-      if (!isPhoneCountry(defaultCountry))
-        throw invalidField('querystring/defaultCountry', `"${defaultCountry}" is not a country with phone numbers`);
-      const name = query.name.trim() || query.name;
-      return importContactList({ db: deps.db, databaseKind: deps.databaseKind, phones }, upload, {
-        accountId: auth.accountId,
-        name,
-        defaultCountry,
-        duplicatePolicy: query.duplicatePolicy,
-        limitBytes: config.csvBodyLimitBytes,
-        now: clock.now(),
-        listedNumbers: dnc.listedNumbersQuery(auth.accountId),
-        async onImported(trx, { listId, counts }) {
-          await deps.outbox(trx).emit({
-            type: 'contact_list.imported',
-            accountId: auth.accountId,
-            subject: { type: 'contact_list', id: listId },
-            data: { name, counts },
-            actor: actorOf(auth),
+      return importContactList(importDeps, upload, await importRequest(auth, query));
+    },
+
+    /**
+     * Prefer: respond-async. Answers the list, processing, once the file is received and its header and first rows
+     * are valid (what fails before then is this request's error, and nothing is written); the import goes on here.
+     */
+    async startImport(auth: Auth, query: ImportQuery, upload: CsvUpload) {
+      const request = await importRequest(auth, query);
+      checkDeclaredSize(upload, request.limitBytes);
+      const listId = newId();
+      const file = await spoolUpload(upload, request.limitBytes, listId);
+      const controller = new AbortController();
+      const progress = createProgressWriter(
+        file.bytes,
+        (snapshot) => repo.saveImportProgress(auth.accountId, listId, snapshot),
+        (error) => deps.log?.warn({ err: error, listId }, 'contact import progress not written'),
+      );
+      let created: Selectable<ContactListsTable> | null = null;
+      let answer = (_row: Selectable<ContactListsTable>) => {};
+      const answered = new Promise<Selectable<ContactListsTable>>((resolve) => {
+        answer = resolve;
+      });
+      const run = importContactList(importDeps, file.upload(), {
+        ...request,
+        listId,
+        signal: controller.signal,
+        onProgress: (snapshot) => progress.note(snapshot),
+        async onReady() {
+          created = await repo.createImportingList(auth.accountId, {
+            id: listId,
+            name: request.name,
+            default_country: request.defaultCountry,
+            duplicate_policy: request.duplicatePolicy,
+            row_count: 0,
+            imported_count: 0,
+            updated_count: 0,
+            duplicate_count: 0,
+            invalid_count: 0,
+            dnc_count: 0,
+            import_bytes_total: file.bytes,
+            created_at: request.now,
           });
+          answer(created);
         },
       });
+      const done = run.then(
+        async () => {
+          await progress.stop();
+        },
+        async (error: unknown) => {
+          await progress.stop();
+          if (!created) return;
+          const { failure, unexpected } = importFailure(error);
+          if (unexpected) deps.log?.error({ err: error, listId }, 'contact import failed');
+          await repo.failImport(auth.accountId, listId, failure, null);
+        },
+      );
+      const settled = done
+        .catch((error: unknown) => deps.log?.error({ err: error, listId }, 'contact import not marked failed'))
+        .finally(async () => {
+          running.delete(listId);
+          await file.remove();
+        });
+      running.set(listId, { controller, done: settled });
+      // The import's own error, when it fails before the list exists, is this request's.
+      const row = await Promise.race([answered, run.then(() => answered)]);
+      return toContactList(row);
+    },
+
+    /**
+     * Fails the imports left processing by a process that stopped: on PostgreSQL those whose heartbeat is stale (other
+     * instances run theirs), on the embedded database every one this process does not run.
+     */
+    async sweepLostImports() {
+      const staleSeconds = deps.databaseKind === 'pglite' ? null : IMPORT_STALE_SECONDS;
+      let failed = 0;
+      for (const candidate of await repo.lostImportCandidates(staleSeconds)) {
+        if (running.has(candidate.id)) continue;
+        if (await repo.failImport(candidate.account_id, candidate.id, LOST_IMPORT, staleSeconds)) {
+          failed++;
+          deps.log?.warn({ listId: candidate.id }, 'failed a contact import whose process stopped');
+        }
+      }
+      return { failed };
+    },
+
+    /**
+     * At shutdown: waits up to half the shutdown grace for the imports this process runs, then stops the others; each
+     * stopped one is failed cleanly (nothing imported, its list says the server stopped).
+     */
+    async stopImports(graceMs = config.shutdownGraceMs / 2) {
+      if (running.size === 0) return 0;
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      });
+      await Promise.race([Promise.all([...running.values()].map((item) => item.done)), waited]);
+      clearTimeout(timer);
+      const stopped = [...running.values()];
+      for (const item of stopped) item.controller.abort(interruptedByShutdown());
+      await Promise.all(stopped.map((item) => item.done));
+      return stopped.length;
     },
 
     async listLists(auth: Auth, page: Page) {
@@ -164,7 +303,7 @@ export function createContactsService(deps: ContactsDeps) {
     async getList(auth: Auth, id: string) {
       const row = await repo.findList(auth.accountId, id);
       if (!row) throw notFound('Contact list');
-      return toContactList(row);
+      return { ...toContactList(row), errors: row.import_errors };
     },
 
     async listContacts(auth: Auth, input: ContactQuery) {

@@ -36,6 +36,35 @@ export interface ContactListsTable {
   invalid_count: number;
   dnc_count: number;
   created_at: CreatedAt;
+  import_state: ColumnType<ImportState, ImportState | undefined, ImportState>;
+  import_rows_processed: Generated<number>;
+  /** bigint: read as a string by the driver, converted where it is read. */
+  import_bytes_read: ColumnType<string | number | bigint, number | undefined, number>;
+  import_bytes_total: ColumnType<string | number | bigint, number | undefined, number>;
+  import_fraction: Generated<number>;
+  import_errors: ColumnType<ImportRowError[], string | undefined, string>;
+  import_failure: ColumnType<ImportFailure | null, string | null | undefined, string | null>;
+  import_heartbeat_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  import_finished_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export const IMPORT_STATES = ['processing', 'completed', 'failed'] as const;
+export type ImportState = (typeof IMPORT_STATES)[number];
+
+/** A row an import could not take. */
+export interface ImportRowError {
+  /** Row of the file as a spreadsheet numbers it: the header is row 1. */
+  row: number;
+  phone: string;
+  reason: string;
+  message: string;
+}
+
+/** Why an import stopped, as the API's error body says it. */
+export interface ImportFailure {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
 }
 
 export interface ContactListMembersTable {

@@ -30,7 +30,8 @@ async function contactFor(phone: string, name: string): Promise<string> {
       headers: { 'content-type': 'text/csv' },
     }),
   );
-  const rowError = imported.errors[0];
+  // Sent without Prefer: respond-async, so the answer is the import's report (a 202 only answers that header).
+  const rowError = 'errors' in imported ? imported.errors[0] : undefined;
   if (rowError) throw new CalleeError(rowError.message);
   const id = await find();
   if (!id) throw new CalleeError('The number could not be added as a contact');

@@ -1,5 +1,5 @@
 /** One contact list: its import counts and its contacts, searchable, filterable by DNC, exportable. */
-import { Anchor, Badge, Button, Card, Group, Pagination, SegmentedControl, SimpleGrid, Table, Text, TextInput } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Card, Group, Pagination, SegmentedControl, SimpleGrid, Table, Text, TextInput } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
@@ -144,6 +144,8 @@ export function Component() {
   const list = useQuery({
     queryKey: ['contact-list', id],
     queryFn: () => unwrap(api.GET('/v1/contact-lists/{id}', { params: { path: { id } } })),
+    // A list still importing is read again until its import is done.
+    refetchInterval: (query) => (query.state.data?.import.state === 'processing' ? 1000 : false),
   });
   if (list.isPending) return <Loading label="Loading the list" />;
   if (list.error)
@@ -173,6 +175,17 @@ export function Component() {
         Imported {formatDateTime(list.data.createdAt)}; default country {list.data.defaultCountry}; a number already
         in the account was {list.data.duplicatePolicy === 'update' ? 'updated' : 'kept as it was'}.
       </Text>
+      {list.data.import.state === 'processing' && (
+        <Alert mb="sm" role="status" title="Importing">
+          {list.data.import.rowsProcessed.toLocaleString()} rows checked, {Math.round(100 * list.data.import.fraction)}%
+          done; the counts and contacts appear when the import completes.
+        </Alert>
+      )}
+      {list.data.import.state === 'failed' && (
+        <Alert mb="sm" color="red" role="alert" title="The import failed: nothing was imported">
+          {list.data.import.failure?.message ?? 'The import stopped before it completed.'}
+        </Alert>
+      )}
       <SimpleGrid cols={{ base: 2, sm: 3, lg: 6 }} mb="lg">
         {figures.map(([label, value]) => (
           <Card key={label} withBorder padding="sm">

@@ -1,5 +1,5 @@
 /** The account's contact lists (each made by a CSV import) with their counts; import, export and the DNC list. */
-import { Anchor, Button, Table } from '@mantine/core';
+import { Anchor, Button, Table, Text } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
@@ -63,6 +63,14 @@ export function Component() {
                       <Anchor component={Link} to={`/contacts/lists/${list.id}`}>
                         {list.name}
                       </Anchor>
+                      {list.import.state !== 'completed' && (
+                        <Text span size="sm" c="dimmed">
+                          {' '}
+                          {list.import.state === 'processing'
+                            ? `(importing, ${Math.round(100 * list.import.fraction)}%)`
+                            : '(import failed)'}
+                        </Text>
+                      )}
                     </Table.Td>
                     <Table.Td>{list.counts.rows.toLocaleString()}</Table.Td>
                     <Table.Td>{(list.counts.imported + list.counts.updated).toLocaleString()}</Table.Td>

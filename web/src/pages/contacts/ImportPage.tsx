@@ -1,6 +1,7 @@
 /**
- * Import a CSV file as a new contact list: the upload's progress, then "processing" while the server stores the
- * rows (it reports nothing until it is done), then the report: counts and the rows it could not import.
+ * Import a CSV file as a new contact list: the upload's progress, then the import's own progress (rows processed and
+ * the share done, from the list the server answers at once and imports in the background), then the report: counts
+ * and the rows it could not import.
  */
 import {
   Alert,
@@ -19,14 +20,14 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
-import { useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useRef, useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
-import { fieldError } from '../../api/client';
+import { api, fieldError, unwrap } from '../../api/client';
 import { humanize } from '../../ui/format';
 import { ScrollTable } from '../../ui/ScrollTable';
-import { FormError, PageHeader } from '../../ui/states';
-import { countDataRows, type ImportResult, type UploadProgress, uploadContactCsv } from './upload';
+import { ErrorState, FormError, PageHeader } from '../../ui/states';
+import { countDataRows, type ImportResult, type ImportingList, type UploadProgress, uploadContactCsv } from './upload';
 
 const POLICIES = [
   { value: 'skip', label: 'Keep the existing contact (skip)' },
@@ -101,6 +102,49 @@ function ImportReport({ result }: { result: ImportResult }) {
   );
 }
 
+/** How often the page asks how far an import got. */
+const POLL_MS = 500;
+
+/** A list importing in the background: its progress while it processes, then its report, or why it failed. */
+function ImportProgress({ started, onSettled }: { started: ImportingList; onSettled: () => void }) {
+  const list = useQuery({
+    queryKey: ['contact-list', started.id, 'import'],
+    queryFn: () => unwrap(api.GET('/v1/contact-lists/{id}', { params: { path: { id: started.id } } })),
+    refetchInterval: (query) => (query.state.data?.import.state === 'processing' ? POLL_MS : false),
+  });
+  const state = list.data?.import.state;
+  const settled = state === 'completed' || state === 'failed' || list.isError;
+  // The form is free again, and the lists page shows the new list, once the import is settled.
+  useEffect(() => {
+    if (settled) onSettled();
+  }, [settled, onSettled]);
+  if (list.isError) return <ErrorState error={list.error} title="The import's progress could not be read" />;
+  const current = list.data ?? { ...started, errors: [] };
+  if (current.import.state === 'completed')
+    return <ImportReport result={{ listId: current.id, counts: current.counts, errors: current.errors }} />;
+  if (current.import.state === 'failed')
+    return (
+      <Alert color="red" role="alert" title="The import failed: nothing was imported">
+        {current.import.failure?.message ?? 'The import stopped before it completed.'}
+      </Alert>
+    );
+  const percent = Math.round(100 * current.import.fraction);
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Text role="status" aria-live="polite">
+          Processing: {current.import.rowsProcessed.toLocaleString()} rows checked, {percent}% done
+        </Text>
+        <Progress value={percent} aria-label="Import progress" />
+        <Text size="sm" c="dimmed">
+          The server checks every row, then saves the contacts; you may leave this page, the list appears when it is
+          done.
+        </Text>
+      </Stack>
+    </Card>
+  );
+}
+
 export function Component() {
   const queryClient = useQueryClient();
   const [file, setFile] = useState<File | null>(null);
@@ -110,10 +154,16 @@ export function Component() {
   const [progress, setProgress] = useState<UploadProgress | null>(null);
   const [rows, setRows] = useState<number | null>(null);
   const [result, setResult] = useState<ImportResult | null>(null);
+  const [started, setStarted] = useState<ImportingList | null>(null);
+  const [processing, setProcessing] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [fileMissing, setFileMissing] = useState(false);
   const abort = useRef<AbortController | null>(null);
-  const busy = progress !== null;
+  const busy = progress !== null || processing;
+  const settle = useCallback(() => {
+    setProcessing(false);
+    void queryClient.invalidateQueries({ queryKey: ['contact-lists'] });
+  }, [queryClient]);
 
   const chooseFile = (chosen: File | null) => {
     setFile(chosen);
@@ -131,6 +181,7 @@ export function Component() {
     }
     setError(null);
     setResult(null);
+    setStarted(null);
     abort.current = new AbortController();
     try {
       const answer = await uploadContactCsv(
@@ -139,8 +190,13 @@ export function Component() {
         setProgress,
         abort.current.signal,
       );
-      setResult(answer);
-      void queryClient.invalidateQueries({ queryKey: ['contact-lists'] });
+      if (answer.kind === 'started') {
+        setProcessing(true);
+        setStarted(answer.list);
+      } else {
+        setResult(answer.result);
+        void queryClient.invalidateQueries({ queryKey: ['contact-lists'] });
+      }
     } catch (failure) {
       setError(failure);
     } finally {
@@ -168,6 +224,7 @@ export function Component() {
                 value={file}
                 onChange={chooseFile}
                 clearable
+                clearButtonProps={{ 'aria-label': 'Remove the file' }}
                 disabled={busy}
                 error={fileMissing ? 'Choose a file to import' : undefined}
               />
@@ -210,7 +267,7 @@ export function Component() {
                 <Button type="submit" loading={busy}>
                   Import
                 </Button>
-                {busy && (
+                {progress !== null && (
                   <Button variant="default" onClick={() => abort.current?.abort()}>
                     Cancel
                   </Button>
@@ -235,13 +292,14 @@ export function Component() {
               <Group gap="sm">
                 <Loader size="sm" aria-hidden />
                 <Text>
-                  Processing {rows !== null ? `about ${rows.toLocaleString()} rows` : 'the rows'}: the server checks and
-                  stores every row, then reports.
+                  Uploaded; the server checks the start of the file
+                  {rows !== null ? ` (about ${rows.toLocaleString()} rows)` : ''}.
                 </Text>
               </Group>
             )}
           </Card>
         )}
+        {started && <ImportProgress key={started.id} started={started} onSettled={settle} />}
         {result && <ImportReport result={result} />}
       </Stack>
     </>

@@ -1,11 +1,14 @@
 /**
- * The CSV import as an XMLHttpRequest, the one browser API that reports upload progress (fetch does not). The
- * server answers only once every row is stored, so after the last byte is sent the page can say no more than
- * "processing".
+ * The CSV import as an XMLHttpRequest, the one browser API that reports upload progress (fetch does not). It asks
+ * for a background import (Prefer: respond-async): the server answers 202 with the list once the file is received,
+ * and the page then follows the list's import progress. A server that answers 200 has imported the file already.
  */
 import { ApiError, CSRF_HEADER, CSRF_VALUE, type ErrorBody, type Operations, type Schemas } from '../../api/client';
 
 export type ImportResult = Schemas['ContactImportResult'];
+export type ImportingList = Schemas['ContactList'];
+/** The import's answer: the report (imported while the request waited), or the list importing in the background. */
+export type ImportAnswer = { kind: 'done'; result: ImportResult } | { kind: 'started'; list: ImportingList };
 export type ImportQuery = Operations['importContactList']['parameters']['query'];
 
 export type UploadProgress = { phase: 'uploading'; sent: number; total: number } | { phase: 'processing' };
@@ -27,7 +30,7 @@ export function uploadContactCsv(
   query: ImportQuery,
   onProgress: (progress: UploadProgress) => void,
   signal?: AbortSignal,
-): Promise<ImportResult> {
+): Promise<ImportAnswer> {
   const params = new URLSearchParams(
     Object.entries(query).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== ''),
   );
@@ -36,11 +39,14 @@ export function uploadContactCsv(
     xhr.open('POST', `/api/v1/contact-lists?${params}`);
     xhr.setRequestHeader('Content-Type', 'text/csv');
     xhr.setRequestHeader(CSRF_HEADER, CSRF_VALUE);
+    xhr.setRequestHeader('Prefer', 'respond-async');
     xhr.upload.onprogress = (event) =>
       onProgress({ phase: 'uploading', sent: event.loaded, total: event.lengthComputable ? event.total : file.size });
     xhr.upload.onload = () => onProgress({ phase: 'processing' });
     xhr.onload = () => {
-      if (xhr.status >= 200 && xhr.status < 300) resolve(JSON.parse(xhr.responseText) as ImportResult);
+      if (xhr.status === 202) resolve({ kind: 'started', list: JSON.parse(xhr.responseText) as ImportingList });
+      else if (xhr.status >= 200 && xhr.status < 300)
+        resolve({ kind: 'done', result: JSON.parse(xhr.responseText) as ImportResult });
       else reject(errorOf(xhr));
     };
     xhr.onerror = () => reject(new Error('The upload failed: the connection to the server was lost.'));
@@ -51,7 +57,7 @@ export function uploadContactCsv(
   });
 }
 
-/** Data rows in a CSV file (lines after the header, blank ones left out): what "processing N rows" counts. */
+/** Data rows in a CSV file (lines after the header, blank ones left out): about what the import will count. */
 export async function countDataRows(file: File): Promise<number> {
   let rows = 0;
   let lineHasText = false;
