@@ -15,6 +15,7 @@ import { buildTestApp, createTestDatabase, signUp, type TestApp, type TestDataba
 import { newId } from '../src/lib/ids.js';
 import { jobRegistry, workerLoops } from '../src/background.js';
 import type { JobRegistry } from '../src/jobs/define.js';
+import { ensureQueues } from '../src/jobs/queue.js';
 import { startJobWorkers, type JobWorkers } from '../src/jobs/workers.js';
 import { createSqlExecutor } from '../src/jobs/sql-executor.js';
 
@@ -179,6 +180,27 @@ test("the worker role schedules the registry's jobs (UTC), and only registered s
   } finally {
     await workers.stop(5_000);
   }
+});
+
+test("queues are created once and their stored policy follows the definition's, written only when it changed", async () => {
+  const boss = t.infra.jobs.boss;
+  const writes: string[] = [];
+  const spy = Object.create(boss) as typeof boss;
+  spy.createQueue = (name, options) => (writes.push(`create ${name}`), boss.createQueue(name, options));
+  spy.updateQueue = (name, options) => (writes.push(`update ${name}`), boss.updateQueue(name, options));
+  const definition = (policy: JobRegistry[string]['policy']): JobRegistry => ({
+    'test.policy': { payload: Type.Object({}), policy, async run() {} },
+  });
+
+  await ensureQueues(spy, definition({ retryLimit: 1, expireInSeconds: 60 }));
+  assert.deepEqual(writes, ['create test.policy', 'update test.policy']);
+  await ensureQueues(spy, definition({ retryLimit: 1, expireInSeconds: 60 }));
+  assert.deepEqual(writes.length, 2, 'nothing written when nothing changed');
+  await ensureQueues(spy, definition({ retryLimit: 3, expireInSeconds: 60 }));
+  assert.deepEqual(writes.slice(2), ['update test.policy']);
+  const stored = await boss.getQueue('test.policy');
+  assert.equal(stored?.retryLimit, 3);
+  assert.equal(stored?.expireInSeconds, 60);
 });
 
 test('a payload that does not match its schema fails the job without running the handler', async () => {

@@ -37,13 +37,25 @@ export interface JobQueue extends OutboxQueue {
   close(): Promise<void>;
 }
 
-/** Creates each job's queue if missing, and brings its stored policy up to date. */
+/**
+ * Creates each job's queue if missing, and brings its stored policy up to date. The stored queues are read once and
+ * only what differs is written: every start runs this, and a queue's create and update are several statements each.
+ */
 export async function ensureQueues(boss: PgBoss, registry: JobRegistry) {
+  const stored = new Map((await boss.getQueues()).map((queue) => [queue.name, queue as unknown as StoredPolicy]));
   for (const [name, definition] of Object.entries(registry)) {
     const queue = { name, policy: 'standard' as const, ...definition.policy };
-    await boss.createQueue(name, queue);
-    await boss.updateQueue(name, queue);
+    const current = stored.get(name);
+    if (!current) await boss.createQueue(name, queue);
+    if (!current || !sameSettings(current, queue)) await boss.updateQueue(name, queue);
   }
+}
+
+type StoredPolicy = Record<string, unknown>;
+
+/** True when every setting the definition gives is already stored (one it leaves out keeps its stored value). */
+function sameSettings(stored: StoredPolicy, wanted: Record<string, unknown>) {
+  return Object.entries(wanted).every(([key, value]) => value === undefined || stored[key] === value);
 }
 
 export function connectPgBoss(db: PgBossDb, options: PgBoss.ConstructorOptions): PgBoss {
