@@ -9,7 +9,8 @@ import { ApiError, onUnauthorized } from '../api/client';
 import { useMe } from '../api/session';
 import { ErrorState, Loading } from '../ui/states';
 
-export const signInPath = (next: string) => (next && next !== '/' ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in');
+export const signInPath = (next: string) =>
+  next && next !== '/' ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in';
 
 export function RequireSession({ children }: { children: ReactNode }) {
   const me = useMe();

@@ -59,7 +59,10 @@ export function Component() {
               Getting started: {done} of {steps.length} done
             </Text>
             <Progress.Root>
-              <Progress.Section value={(done / steps.length) * 100} aria-label={`${done} of ${steps.length} steps done`} />
+              <Progress.Section
+                value={(done / steps.length) * 100}
+                aria-label={`${done} of ${steps.length} steps done`}
+              />
             </Progress.Root>
             <List spacing="xs" listStyleType="none" aria-labelledby="checklist-title">
               {steps.map((step) => (

@@ -80,10 +80,15 @@ export function Component() {
 
   if (agents.isPending || numbers.isPending) return <Loading label="Loading agents and numbers" />;
   if (agents.error || numbers.error)
-    return <ErrorState error={agents.error ?? numbers.error} retry={() => {
+    return (
+      <ErrorState
+        error={agents.error ?? numbers.error}
+        retry={() => {
           void agents.refetch();
           void numbers.refetch();
-        }} />;
+        }}
+      />
+    );
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -162,7 +167,11 @@ export function Component() {
             <TextInput label="Their name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
             {!calleeError && <FormError error={place.error} fields={['body/agentId', 'body/fromNumberId']} />}
             <Group>
-              <Button type="submit" loading={place.isPending} disabled={agents.data.total === 0 || numbers.data.total === 0}>
+              <Button
+                type="submit"
+                loading={place.isPending}
+                disabled={agents.data.total === 0 || numbers.data.total === 0}
+              >
                 Call
               </Button>
             </Group>

@@ -24,7 +24,8 @@ export function formatDuration(seconds: number | null | undefined) {
 }
 
 /** Milliseconds as m:ss, for transcript times. */
-export const formatMs = (ms: number | null | undefined) => (ms === null || ms === undefined ? '' : formatDuration(ms / 1000));
+export const formatMs = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? '' : formatDuration(ms / 1000);
 
 /** A USD amount given as a decimal string, shown to the cent (or finer when it is less than a cent). */
 export function formatUsd(amount: string) {

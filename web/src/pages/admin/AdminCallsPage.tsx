@@ -217,10 +217,10 @@ function Calls() {
             pageSize={PAGE_SIZE}
             page={page}
             onPage={(value) => {
-                const next = new URLSearchParams(params);
-                next.set('page', String(value));
-                setParams(next);
-              }}
+              const next = new URLSearchParams(params);
+              next.set('page', String(value));
+              setParams(next);
+            }}
           />
         </>
       )}

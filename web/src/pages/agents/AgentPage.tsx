@@ -3,19 +3,7 @@
  * line they concern, a PDF imported into the knowledge, and the version history with a line diff between any two
  * versions. Saving sends only what changed; the API answers the new version.
  */
-import {
-  Alert,
-  Badge,
-  Button,
-  Code,
-  List,
-  Select,
-  Stack,
-  Tabs,
-  Text,
-  Textarea,
-  TextInput,
-} from '@mantine/core';
+import { Alert, Badge, Button, Code, List, Select, Stack, Tabs, Text, Textarea, TextInput } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import { Link, useParams } from 'react-router';
@@ -29,7 +17,6 @@ import { VersionsTab } from './VersionsTab';
 type Agent = Schemas['AgentDetail'];
 type Finding = Schemas['SafetyFinding'];
 type Update = Schemas['UpdateAgentRequest'];
-
 
 interface Draft {
   parts: Record<Part, string>;
@@ -73,10 +60,18 @@ function Findings({ findings }: { findings: Finding[] }) {
     <List spacing="xs" size="sm" aria-label="Safety findings">
       {findings.map((finding, i) => (
         <List.Item key={`${finding.code}-${finding.line}-${i}`}>
-          <Badge color={finding.severity === 'error' ? 'red.9' : 'dark'} variant={finding.severity === 'error' ? 'filled' : 'outline'} mr="xs">
+          <Badge
+            color={finding.severity === 'error' ? 'red.9' : 'dark'}
+            variant={finding.severity === 'error' ? 'filled' : 'outline'}
+            mr="xs"
+          >
             {finding.severity}
           </Badge>
-          {finding.line !== null && <Text span fw={600}>Line {finding.line}: </Text>}
+          {finding.line !== null && (
+            <Text span fw={600}>
+              Line {finding.line}:{' '}
+            </Text>
+          )}
           {finding.message} {finding.excerpt && <Code>{finding.excerpt}</Code>}{' '}
           <Text span c="dimmed">
             {finding.suggestion}
@@ -232,7 +227,9 @@ export function Component() {
                 {part === 'knowledgeBase' && (
                   <KnowledgeImport
                     agentId={id}
-                    blocked={dirty ? 'Save or discard your changes first: an import saves a new version at once.' : null}
+                    blocked={
+                      dirty ? 'Save or discard your changes first: an import saves a new version at once.' : null
+                    }
                     onImported={() => {
                       void queryClient.invalidateQueries({ queryKey: ['agent', id] });
                       void queryClient.invalidateQueries({ queryKey: ['agent-versions', id] });
@@ -303,7 +300,10 @@ export function Component() {
               agentId={id}
               current={agent.data.version}
               onRestore={(version, parts) => {
-                setDraft({ ...draft, parts: Object.fromEntries(PARTS.map(([part]) => [part, parts[part]])) as Draft['parts'] });
+                setDraft({
+                  ...draft,
+                  parts: Object.fromEntries(PARTS.map(([part]) => [part, parts[part]])) as Draft['parts'],
+                });
                 setRestored(version);
                 setTab('soul');
               }}

@@ -38,31 +38,31 @@ export function Component() {
       ) : (
         <>
           <ScrollTable label="Agents" minWidth={560} striped highlightOnHover>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Version</Table.Th>
-                  <Table.Th>Last call</Table.Th>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Version</Table.Th>
+                <Table.Th>Last call</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {agents.data.agents.map((agent) => (
+                <Table.Tr key={agent.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/agents/${agent.id}`}>
+                      {agent.name}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge color={STATUS_COLORS[agent.status]}>{agent.status}</Badge>
+                  </Table.Td>
+                  <Table.Td>{agent.version}</Table.Td>
+                  <Table.Td>{formatDateTime(agent.lastCallAt)}</Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {agents.data.agents.map((agent) => (
-                  <Table.Tr key={agent.id}>
-                    <Table.Td>
-                      <Anchor component={Link} to={`/agents/${agent.id}`}>
-                        {agent.name}
-                      </Anchor>
-                    </Table.Td>
-                    <Table.Td>
-                      <Badge color={STATUS_COLORS[agent.status]}>{agent.status}</Badge>
-                    </Table.Td>
-                    <Table.Td>{agent.version}</Table.Td>
-                    <Table.Td>{formatDateTime(agent.lastCallAt)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
           <ListFooter
             total={agents.data.total}
             noun="agent"

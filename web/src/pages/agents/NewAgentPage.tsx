@@ -71,7 +71,15 @@ function TemplateForm({ templateId }: { templateId: string }) {
           const value = values[variable.key] ?? '';
           const set = (next: string) => setValues((v) => ({ ...v, [variable.key]: next }));
           if (variable.type === 'select' && variable.options)
-            return <Select key={variable.key} {...common} data={variable.options} value={value || null} onChange={(v) => set(v ?? '')} />;
+            return (
+              <Select
+                key={variable.key}
+                {...common}
+                data={variable.options}
+                value={value || null}
+                onChange={(v) => set(v ?? '')}
+              />
+            );
           if (variable.type === 'boolean')
             return (
               <Checkbox
@@ -83,7 +91,16 @@ function TemplateForm({ templateId }: { templateId: string }) {
               />
             );
           if (variable.type === 'longtext')
-            return <Textarea key={variable.key} {...common} autosize minRows={2} value={value} onChange={(e) => set(e.currentTarget.value)} />;
+            return (
+              <Textarea
+                key={variable.key}
+                {...common}
+                autosize
+                minRows={2}
+                value={value}
+                onChange={(e) => set(e.currentTarget.value)}
+              />
+            );
           return (
             <TextInput
               key={variable.key}

@@ -179,10 +179,10 @@ export function Component() {
             pageSize={PAGE_SIZE}
             page={page}
             onPage={(value) => {
-                const next = new URLSearchParams(params);
-                next.set('page', String(value));
-                setParams(next);
-              }}
+              const next = new URLSearchParams(params);
+              next.set('page', String(value));
+              setParams(next);
+            }}
           />
         </>
       )}

@@ -58,6 +58,7 @@ function Transcript({
   live: boolean;
 }) {
   const endRef = useRef<HTMLLIElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new turn is what scrolls the transcript
   useEffect(() => {
     if (live) endRef.current?.scrollIntoView?.({ block: 'nearest' });
   }, [live, turns.length]);
@@ -81,7 +82,13 @@ function Transcript({
             <Text size="xs" c="dimmed" w={40} style={{ flexShrink: 0 }}>
               {formatMs(turn.startMs)}
             </Text>
-            <Text size="sm" fw={600} w={56} style={{ flexShrink: 0 }} c={turn.speaker === 'agent' ? 'indigo.9' : 'teal.9'}>
+            <Text
+              size="sm"
+              fw={600}
+              w={56}
+              style={{ flexShrink: 0 }}
+              c={turn.speaker === 'agent' ? 'indigo.9' : 'teal.9'}
+            >
               {turn.speaker === 'agent' ? 'Agent' : turn.speaker === 'caller' ? 'Them' : humanize(turn.speaker)}
             </Text>
             <Text size="sm">{turn.text}</Text>
@@ -123,33 +130,33 @@ function Costs({ call }: { call: Call }) {
     );
   return (
     <ScrollTable label="Cost items" minWidth={420}>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Item</Table.Th>
-            <Table.Th ta="right">Quantity</Table.Th>
-            <Table.Th ta="right">Unit price</Table.Th>
-            <Table.Th ta="right">Amount</Table.Th>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Item</Table.Th>
+          <Table.Th ta="right">Quantity</Table.Th>
+          <Table.Th ta="right">Unit price</Table.Th>
+          <Table.Th ta="right">Amount</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {call.costItems.map((item) => (
+          <Table.Tr key={item.id}>
+            <Table.Td>{item.description}</Table.Td>
+            <Table.Td ta="right">
+              {item.quantity} {humanize(item.unit)}
+            </Table.Td>
+            <Table.Td ta="right">{formatUsd(item.unitPriceUsd)}</Table.Td>
+            <Table.Td ta="right">{formatUsd(item.amountUsd)}</Table.Td>
           </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {call.costItems.map((item) => (
-            <Table.Tr key={item.id}>
-              <Table.Td>{item.description}</Table.Td>
-              <Table.Td ta="right">
-                {item.quantity} {humanize(item.unit)}
-              </Table.Td>
-              <Table.Td ta="right">{formatUsd(item.unitPriceUsd)}</Table.Td>
-              <Table.Td ta="right">{formatUsd(item.amountUsd)}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-        <Table.Tfoot>
-          <Table.Tr>
-            <Table.Th colSpan={3}>Total</Table.Th>
-            <Table.Th ta="right">{formatUsd(call.totalCostUsd)}</Table.Th>
-          </Table.Tr>
-        </Table.Tfoot>
-      </ScrollTable>
+        ))}
+      </Table.Tbody>
+      <Table.Tfoot>
+        <Table.Tr>
+          <Table.Th colSpan={3}>Total</Table.Th>
+          <Table.Th ta="right">{formatUsd(call.totalCostUsd)}</Table.Th>
+        </Table.Tr>
+      </Table.Tfoot>
+    </ScrollTable>
   );
 }
 
@@ -204,21 +211,21 @@ function Events({ callId, version }: { callId: string; version: string }) {
   if (events.error) return <ErrorState error={events.error} retry={() => events.refetch()} />;
   return (
     <ScrollTable label="Events" minWidth={420}>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>When</Table.Th>
-            <Table.Th>Event</Table.Th>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>When</Table.Th>
+          <Table.Th>Event</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {events.data.events.map((event) => (
+          <Table.Tr key={event.id}>
+            <Table.Td>{new Date(event.occurredAt).toLocaleTimeString()}</Table.Td>
+            <Table.Td>{event.type}</Table.Td>
           </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {events.data.events.map((event) => (
-            <Table.Tr key={event.id}>
-              <Table.Td>{new Date(event.occurredAt).toLocaleTimeString()}</Table.Td>
-              <Table.Td>{event.type}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </ScrollTable>
+        ))}
+      </Table.Tbody>
+    </ScrollTable>
   );
 }
 
@@ -228,9 +235,7 @@ function Recording({ callId, turns }: { callId: string; turns: Turn[] }) {
   const url = useQuery({
     queryKey: ['recording-url', callId],
     queryFn: () =>
-      unwrap(
-        api.GET('/v1/calls/{id}/asset-url', { params: { path: { id: callId }, query: { asset: 'recording' } } }),
-      ),
+      unwrap(api.GET('/v1/calls/{id}/asset-url', { params: { path: { id: callId }, query: { asset: 'recording' } } })),
     staleTime: 10 * 60_000,
   });
   return (
@@ -242,7 +247,12 @@ function Recording({ callId, turns }: { callId: string; turns: Turn[] }) {
       ) : (
         <Player ref={player} url={url.data.url} onTime={setNowMs} />
       )}
-      <Transcript turns={turns} nowMs={nowMs} onSeek={url.data ? (ms) => player.current?.seek(ms) : undefined} live={false} />
+      <Transcript
+        turns={turns}
+        nowMs={nowMs}
+        onSeek={url.data ? (ms) => player.current?.seek(ms) : undefined}
+        live={false}
+      />
     </Stack>
   );
 }
@@ -282,7 +292,9 @@ export function Component() {
   if (call.isPending) return <Loading label="Loading the call" />;
   if (call.error) return <ErrorState error={call.error} retry={() => call.refetch()} />;
   const data = call.data;
-  const lastStatus = [...stream.events].reverse().find((event) => STATUS_BY_EVENT[event.type] || event.type === 'call.failed');
+  const lastStatus = [...stream.events]
+    .reverse()
+    .find((event) => STATUS_BY_EVENT[event.type] || event.type === 'call.failed');
   const status = live && lastStatus ? (STATUS_BY_EVENT[lastStatus.type] ?? 'failed') : data.status;
   const who = [data.contactFirstName, data.contactLastName].filter(Boolean).join(' ') || data.contactPhone || 'Call';
   const stillLive = isLiveStatus(status) || (live && stream.state !== 'ended');
@@ -297,7 +309,16 @@ export function Component() {
       <Stack gap="lg">
         <SimpleGrid cols={{ base: 2, sm: 4 }}>
           {[
-            ['Agent', data.agentId ? <Anchor component={Link} to={`/agents/${data.agentId}`}>{data.agentName}</Anchor> : '—'],
+            [
+              'Agent',
+              data.agentId ? (
+                <Anchor key="agent" component={Link} to={`/agents/${data.agentId}`}>
+                  {data.agentName}
+                </Anchor>
+              ) : (
+                '—'
+              ),
+            ],
             ['Number', data.toNumber ?? '—'],
             ['Started', formatDateTime(data.startedAt ?? data.createdAt)],
             ['Duration', formatDuration(data.durationSeconds)],

@@ -193,49 +193,49 @@ export function Component() {
       ) : (
         <>
           <ScrollTable label="Calls" minWidth={720} striped highlightOnHover>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>When</Table.Th>
-                  <Table.Th>Who</Table.Th>
-                  <Table.Th>Agent</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Duration</Table.Th>
-                  <Table.Th>Cost</Table.Th>
-                  <Table.Th>Disposition</Table.Th>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>When</Table.Th>
+                <Table.Th>Who</Table.Th>
+                <Table.Th>Agent</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Duration</Table.Th>
+                <Table.Th>Cost</Table.Th>
+                <Table.Th>Disposition</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {calls.data.calls.map((call) => (
+                <Table.Tr key={call.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/calls/${call.id}`}>
+                      {formatDateTime(call.createdAt)}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>{callee(call)}</Table.Td>
+                  <Table.Td>{call.agentName ?? '—'}</Table.Td>
+                  <Table.Td>
+                    <Badge color={STATUS_COLORS[call.status]} variant={isLiveStatus(call.status) ? 'dot' : 'filled'}>
+                      {humanize(call.status)}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>{formatDuration(call.durationSeconds)}</Table.Td>
+                  <Table.Td>{formatUsd(call.totalCostUsd)}</Table.Td>
+                  <Table.Td>{call.disposition ? humanize(call.disposition) : '—'}</Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {calls.data.calls.map((call) => (
-                  <Table.Tr key={call.id}>
-                    <Table.Td>
-                      <Anchor component={Link} to={`/calls/${call.id}`}>
-                        {formatDateTime(call.createdAt)}
-                      </Anchor>
-                    </Table.Td>
-                    <Table.Td>{callee(call)}</Table.Td>
-                    <Table.Td>{call.agentName ?? '—'}</Table.Td>
-                    <Table.Td>
-                      <Badge color={STATUS_COLORS[call.status]} variant={isLiveStatus(call.status) ? 'dot' : 'filled'}>
-                        {humanize(call.status)}
-                      </Badge>
-                    </Table.Td>
-                    <Table.Td>{formatDuration(call.durationSeconds)}</Table.Td>
-                    <Table.Td>{formatUsd(call.totalCostUsd)}</Table.Td>
-                    <Table.Td>{call.disposition ? humanize(call.disposition) : '—'}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
           <ListFooter
             total={calls.data.total}
             noun="call"
             pageSize={PAGE_SIZE}
             page={page}
             onPage={(value) => {
-                const next = new URLSearchParams(params);
-                next.set('page', String(value));
-                setParams(next);
-              }}
+              const next = new URLSearchParams(params);
+              next.set('page', String(value));
+              setParams(next);
+            }}
           />
         </>
       )}

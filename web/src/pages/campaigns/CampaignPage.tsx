@@ -3,7 +3,20 @@
  * its events); the abandon rate against the 3% the pace governor aims under and the 3.5% that pauses it; the
  * projected completion.
  */
-import { Alert, Anchor, Badge, Button, Card, Group, Progress, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import {
+  Alert,
+  Anchor,
+  Badge,
+  Button,
+  Card,
+  Group,
+  Progress,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef } from 'react';
 import { Link, useParams } from 'react-router';
@@ -119,19 +132,29 @@ function StatsView({ stats }: { stats: Stats }) {
         </Title>
         <Text size="sm" c="dimmed" mb="sm">
           Calls answered by a person and dropped before the agent spoke. The pace governor slows dialling to stay under{' '}
-          {percent(abandonRate.governorTarget)} (orange mark); at {percent(abandonRate.threshold)} over 30 days (red mark) the
-          campaign pauses itself for compliance. Pace now: {Math.round(abandonRate.paceFactor * 100)}% of the set rate.
+          {percent(abandonRate.governorTarget)} (orange mark); at {percent(abandonRate.threshold)} over 30 days (red
+          mark) the campaign pauses itself for compliance. Pace now: {Math.round(abandonRate.paceFactor * 100)}% of the
+          set rate.
         </Text>
         <Stack gap="md">
-          <AbandonRate label="Last hour" rate={abandonRate.lastHour}
+          <AbandonRate
+            label="Last hour"
+            rate={abandonRate.lastHour}
             target={abandonRate.governorTarget}
-            pauseAt={abandonRate.threshold} />
-          <AbandonRate label="Today" rate={abandonRate.today}
+            pauseAt={abandonRate.threshold}
+          />
+          <AbandonRate
+            label="Today"
+            rate={abandonRate.today}
             target={abandonRate.governorTarget}
-            pauseAt={abandonRate.threshold} />
-          <AbandonRate label="Last 30 days" rate={abandonRate.last30Days}
+            pauseAt={abandonRate.threshold}
+          />
+          <AbandonRate
+            label="Last 30 days"
+            rate={abandonRate.last30Days}
             target={abandonRate.governorTarget}
-            pauseAt={abandonRate.threshold} />
+            pauseAt={abandonRate.threshold}
+          />
         </Stack>
       </Card>
       <SimpleGrid cols={{ base: 1, md: 2 }}>
@@ -275,7 +298,11 @@ export function Component() {
           </Button>
         )}
         {running && (
-          <Button color="orange.9" onClick={() => act.mutate('pause')} loading={act.isPending && act.variables === 'pause'}>
+          <Button
+            color="orange.9"
+            onClick={() => act.mutate('pause')}
+            loading={act.isPending && act.variables === 'pause'}
+          >
             Pause
           </Button>
         )}

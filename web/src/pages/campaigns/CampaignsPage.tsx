@@ -51,39 +51,42 @@ export function Component() {
       ) : campaigns.error ? (
         <ErrorState error={campaigns.error} retry={() => campaigns.refetch()} />
       ) : campaigns.data.total === 0 ? (
-        <EmptyState title={status ? `No ${status} campaign` : 'No campaigns yet'} action={status ? undefined : newButton}>
+        <EmptyState
+          title={status ? `No ${status} campaign` : 'No campaigns yet'}
+          action={status ? undefined : newButton}
+        >
           {status ? undefined : 'A campaign has an agent call the contacts of your lists, at the pace you set.'}
         </EmptyState>
       ) : (
         <>
           <ScrollTable label="Campaigns" minWidth={560} striped highlightOnHover>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Pace</Table.Th>
-                  <Table.Th>Started</Table.Th>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Pace</Table.Th>
+                <Table.Th>Started</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {campaigns.data.campaigns.map((campaign) => (
+                <Table.Tr key={campaign.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/campaigns/${campaign.id}`}>
+                      {campaign.name}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge color={CAMPAIGN_COLORS[campaign.status]}>{campaign.status}</Badge>
+                  </Table.Td>
+                  <Table.Td>
+                    {campaign.callsPerMinute}/min, {campaign.maxConcurrency} at once
+                  </Table.Td>
+                  <Table.Td>{formatDateTime(campaign.startedAt)}</Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {campaigns.data.campaigns.map((campaign) => (
-                  <Table.Tr key={campaign.id}>
-                    <Table.Td>
-                      <Anchor component={Link} to={`/campaigns/${campaign.id}`}>
-                        {campaign.name}
-                      </Anchor>
-                    </Table.Td>
-                    <Table.Td>
-                      <Badge color={CAMPAIGN_COLORS[campaign.status]}>{campaign.status}</Badge>
-                    </Table.Td>
-                    <Table.Td>
-                      {campaign.callsPerMinute}/min, {campaign.maxConcurrency} at once
-                    </Table.Td>
-                    <Table.Td>{formatDateTime(campaign.startedAt)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
           <ListFooter
             total={campaigns.data.total}
             noun="campaign"

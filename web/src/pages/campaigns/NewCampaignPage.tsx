@@ -139,13 +139,22 @@ export function Component() {
         <Stack gap="lg">
           <Card withBorder>
             <Stack gap="sm">
-              <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={error('name')} />
+              <TextInput
+                label="Name"
+                required
+                value={name}
+                onChange={(e) => setName(e.currentTarget.value)}
+                error={error('name')}
+              />
               <Select
                 label="Agent"
                 description="Only an active agent makes calls"
                 withAsterisk
                 searchable
-                data={agents.data.agents.map((agent) => ({ value: agent.id, label: `${agent.name} (${agent.status})` }))}
+                data={agents.data.agents.map((agent) => ({
+                  value: agent.id,
+                  label: `${agent.name} (${agent.status})`,
+                }))}
                 value={agentId}
                 onChange={(value) => {
                   setAgentId(value);
@@ -182,8 +191,22 @@ export function Component() {
               Pace
             </Title>
             <SimpleGrid cols={{ base: 1, sm: 3 }}>
-              <NumberInput label="Calls at once" min={1} max={1000} value={concurrency} onChange={setConcurrency} error={error('maxConcurrency')} />
-              <NumberInput label="Dials a minute" min={1} max={10000} value={perMinute} onChange={setPerMinute} error={error('callsPerMinute')} />
+              <NumberInput
+                label="Calls at once"
+                min={1}
+                max={1000}
+                value={concurrency}
+                onChange={setConcurrency}
+                error={error('maxConcurrency')}
+              />
+              <NumberInput
+                label="Dials a minute"
+                min={1}
+                max={10000}
+                value={perMinute}
+                onChange={setPerMinute}
+                error={error('callsPerMinute')}
+              />
               <NumberInput
                 label="Attempts per contact"
                 min={1}
@@ -225,8 +248,20 @@ export function Component() {
               </Group>
             </Checkbox.Group>
             <SimpleGrid cols={{ base: 2, sm: 4 }} mt="sm">
-              <TextInput label="From" type="time" value={start} onChange={(e) => setStart(e.currentTarget.value)} error={error('schedule/start')} />
-              <TextInput label="Until" type="time" value={end} onChange={(e) => setEnd(e.currentTarget.value)} error={error('schedule/end')} />
+              <TextInput
+                label="From"
+                type="time"
+                value={start}
+                onChange={(e) => setStart(e.currentTarget.value)}
+                error={error('schedule/start')}
+              />
+              <TextInput
+                label="Until"
+                type="time"
+                value={end}
+                onChange={(e) => setEnd(e.currentTarget.value)}
+                error={error('schedule/end')}
+              />
             </SimpleGrid>
           </Card>
           <FormError error={create.error} fields={fields} />

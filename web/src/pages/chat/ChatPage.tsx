@@ -115,10 +115,12 @@ function Conversation({ agentId }: { agentId: string }) {
   const [draft, setDraft] = useState('');
   const abort = useRef<AbortController | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: another agent starts a new conversation
   useEffect(() => {
     setMessages([]);
     return () => abort.current?.abort();
   }, [agentId]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: each new message scrolls the conversation
   useEffect(() => {
     bottom.current?.scrollIntoView?.({ block: 'nearest' });
   }, [messages]);
@@ -148,7 +150,7 @@ function Conversation({ agentId }: { agentId: string }) {
         const knowledge = chunk.parley_knowledge;
         setMessages((previous) => {
           const last = previous[previous.length - 1];
-          if (!last || last.role !== 'assistant') return previous;
+          if (last?.role !== 'assistant') return previous;
           const next = { ...last, content: last.content + text };
           if (usage) next.usage = { prompt: usage.prompt_tokens, completion: usage.completion_tokens };
           if (knowledge) next.knowledge = knowledge;
@@ -185,7 +187,6 @@ function Conversation({ agentId }: { agentId: string }) {
           <Stack gap="sm" role="log" aria-label="Conversation" aria-live="polite">
             {messages.map((message, index) => (
               <Paper
-                // biome-ignore lint/suspicious/noArrayIndexKey: messages are only appended
                 key={index}
                 p="sm"
                 bg={message.role === 'user' ? 'gray.1' : 'blue.0'}
@@ -326,10 +327,7 @@ function AgentContext({ agentId }: { agentId: string }) {
           ) : (
             <List spacing="xs" size="sm" aria-label="Safety findings">
               {safety.data.findings.map((finding, index) => (
-                <List.Item
-                  // biome-ignore lint/suspicious/noArrayIndexKey: the findings of one check, in its order
-                  key={index}
-                >
+                <List.Item key={index}>
                   <Badge size="xs" color={finding.severity === 'error' ? 'red.9' : 'orange.9'} mr={6}>
                     {finding.severity}
                   </Badge>

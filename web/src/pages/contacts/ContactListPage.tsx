@@ -1,5 +1,18 @@
 /** One contact list: its import counts and its contacts, searchable, filterable by DNC, exportable. */
-import { Alert, Anchor, Badge, Button, Card, Group, Pagination, SegmentedControl, SimpleGrid, Table, Text, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Anchor,
+  Badge,
+  Button,
+  Card,
+  Group,
+  Pagination,
+  SegmentedControl,
+  SimpleGrid,
+  Table,
+  Text,
+  TextInput,
+} from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
@@ -20,7 +33,10 @@ function Contacts({ listId }: { listId: string }) {
   const dncFilter = params.get('dnc') ?? 'all';
   const [search, setSearch] = useState(q);
   useEffect(() => setSearch(q), [q]);
-  const filters = { ...(q ? { q } : {}), ...(dncFilter === 'all' ? {} : { dnc: dncFilter === 'yes' ? ('true' as const) : ('false' as const) }) };
+  const filters = {
+    ...(q ? { q } : {}),
+    ...(dncFilter === 'all' ? {} : { dnc: dncFilter === 'yes' ? ('true' as const) : ('false' as const) }),
+  };
   const contacts = useQuery({
     queryKey: ['contact-list-contacts', listId, page, q, dncFilter],
     queryFn: () =>
@@ -91,31 +107,31 @@ function Contacts({ listId }: { listId: string }) {
       ) : (
         <>
           <ScrollTable label="Contacts" minWidth={640} striped highlightOnHover>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Phone</Table.Th>
-                  <Table.Th>Email</Table.Th>
-                  <Table.Th>Company</Table.Th>
-                  <Table.Th>Do not call</Table.Th>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Phone</Table.Th>
+                <Table.Th>Email</Table.Th>
+                <Table.Th>Company</Table.Th>
+                <Table.Th>Do not call</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {contacts.data.contacts.map((contact) => (
+                <Table.Tr key={contact.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/contacts/${contact.id}`}>
+                      {fullName(contact)}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>{contact.phone}</Table.Td>
+                  <Table.Td>{contact.email ?? '—'}</Table.Td>
+                  <Table.Td>{contact.company ?? '—'}</Table.Td>
+                  <Table.Td>{contact.dnc ? <Badge color="red.9">do not call</Badge> : 'no'}</Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {contacts.data.contacts.map((contact) => (
-                  <Table.Tr key={contact.id}>
-                    <Table.Td>
-                      <Anchor component={Link} to={`/contacts/${contact.id}`}>
-                        {fullName(contact)}
-                      </Anchor>
-                    </Table.Td>
-                    <Table.Td>{contact.phone}</Table.Td>
-                    <Table.Td>{contact.email ?? '—'}</Table.Td>
-                    <Table.Td>{contact.company ?? '—'}</Table.Td>
-                    <Table.Td>{contact.dnc ? <Badge color="red.9">do not call</Badge> : 'no'}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
           <Group justify="space-between" mt="md">
             <Text size="sm" c="dimmed">
               {contacts.data.totalExact ? '' : 'at least '}
@@ -172,8 +188,8 @@ export function Component() {
         </Button>
       </PageHeader>
       <Text c="dimmed" size="sm" mb="sm">
-        Imported {formatDateTime(list.data.createdAt)}; default country {list.data.defaultCountry}; a number already
-        in the account was {list.data.duplicatePolicy === 'update' ? 'updated' : 'kept as it was'}.
+        Imported {formatDateTime(list.data.createdAt)}; default country {list.data.defaultCountry}; a number already in
+        the account was {list.data.duplicatePolicy === 'update' ? 'updated' : 'kept as it was'}.
       </Text>
       {list.data.import.state === 'processing' && (
         <Alert mb="sm" role="status" title="Importing">

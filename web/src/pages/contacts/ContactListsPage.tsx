@@ -46,41 +46,41 @@ export function Component() {
       ) : (
         <>
           <ScrollTable label="Contact lists" minWidth={640} striped highlightOnHover>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Rows</Table.Th>
-                  <Table.Th>Imported</Table.Th>
-                  <Table.Th>Invalid</Table.Th>
-                  <Table.Th>Do not call</Table.Th>
-                  <Table.Th>Imported at</Table.Th>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Rows</Table.Th>
+                <Table.Th>Imported</Table.Th>
+                <Table.Th>Invalid</Table.Th>
+                <Table.Th>Do not call</Table.Th>
+                <Table.Th>Imported at</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {lists.data.contactLists.map((list) => (
+                <Table.Tr key={list.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/contacts/lists/${list.id}`}>
+                      {list.name}
+                    </Anchor>
+                    {list.import.state !== 'completed' && (
+                      <Text span size="sm" c="dimmed">
+                        {' '}
+                        {list.import.state === 'processing'
+                          ? `(importing, ${Math.round(100 * list.import.fraction)}%)`
+                          : '(import failed)'}
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>{list.counts.rows.toLocaleString()}</Table.Td>
+                  <Table.Td>{(list.counts.imported + list.counts.updated).toLocaleString()}</Table.Td>
+                  <Table.Td>{list.counts.invalid.toLocaleString()}</Table.Td>
+                  <Table.Td>{list.counts.dnc.toLocaleString()}</Table.Td>
+                  <Table.Td>{formatDateTime(list.createdAt)}</Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {lists.data.contactLists.map((list) => (
-                  <Table.Tr key={list.id}>
-                    <Table.Td>
-                      <Anchor component={Link} to={`/contacts/lists/${list.id}`}>
-                        {list.name}
-                      </Anchor>
-                      {list.import.state !== 'completed' && (
-                        <Text span size="sm" c="dimmed">
-                          {' '}
-                          {list.import.state === 'processing'
-                            ? `(importing, ${Math.round(100 * list.import.fraction)}%)`
-                            : '(import failed)'}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>{list.counts.rows.toLocaleString()}</Table.Td>
-                    <Table.Td>{(list.counts.imported + list.counts.updated).toLocaleString()}</Table.Td>
-                    <Table.Td>{list.counts.invalid.toLocaleString()}</Table.Td>
-                    <Table.Td>{list.counts.dnc.toLocaleString()}</Table.Td>
-                    <Table.Td>{formatDateTime(list.createdAt)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
           <ListFooter
             total={lists.data.total}
             noun="list"

@@ -1,5 +1,18 @@
 /** One contact: its fields (editable), attributes, lists, and its place on the do-not-call list. */
-import { Anchor, Badge, Button, Card, Group, List, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Anchor,
+  Badge,
+  Button,
+  Card,
+  Group,
+  List,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
@@ -92,7 +105,12 @@ function DoNotCall({ contact }: { contact: Contact }) {
           : 'This number is not on the do-not-call list.'}
       </Text>
       <Group>
-        <Button variant={contact.dnc ? 'default' : 'light'} color={contact.dnc ? undefined : 'red'} onClick={() => toggle.mutate()} loading={toggle.isPending}>
+        <Button
+          variant={contact.dnc ? 'default' : 'light'}
+          color={contact.dnc ? undefined : 'red'}
+          onClick={() => toggle.mutate()}
+          loading={toggle.isPending}
+        >
           {contact.dnc ? 'Take off the do-not-call list' : 'Add to the do-not-call list'}
         </Button>
       </Group>
@@ -120,9 +138,7 @@ export function Component() {
   const attributes = Object.entries(data.attributes);
   return (
     <>
-      <PageHeader title={name}>
-        {data.dnc && <Badge color="red.9">do not call</Badge>}
-      </PageHeader>
+      <PageHeader title={name}>{data.dnc && <Badge color="red.9">do not call</Badge>}</PageHeader>
       <Text c="dimmed" size="sm" mb="md">
         Added {formatDateTime(data.createdAt)}; changed {formatDateTime(data.updatedAt)}
       </Text>
@@ -165,21 +181,21 @@ export function Component() {
             <Text c="dimmed">No other columns were imported for this contact.</Text>
           ) : (
             <ScrollTable label="Attributes" minWidth={320}>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Column</Table.Th>
-                    <Table.Th>Value</Table.Th>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Column</Table.Th>
+                  <Table.Th>Value</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {attributes.map(([key, value]) => (
+                  <Table.Tr key={key}>
+                    <Table.Td>{key}</Table.Td>
+                    <Table.Td>{value}</Table.Td>
                   </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {attributes.map(([key, value]) => (
-                    <Table.Tr key={key}>
-                      <Table.Td>{key}</Table.Td>
-                      <Table.Td>{value}</Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </ScrollTable>
+                ))}
+              </Table.Tbody>
+            </ScrollTable>
           )}
         </Card>
       </Stack>

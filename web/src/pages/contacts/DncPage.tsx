@@ -187,36 +187,36 @@ export function Component() {
       ) : (
         <>
           <ScrollTable label="Numbers on the list" minWidth={480} striped>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Number</Table.Th>
-                  <Table.Th>Reason</Table.Th>
-                  <Table.Th>Added</Table.Th>
-                  <Table.Th>Take off</Table.Th>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Number</Table.Th>
+                <Table.Th>Reason</Table.Th>
+                <Table.Th>Added</Table.Th>
+                <Table.Th>Take off</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {entries.data.dncEntries.map((entry) => (
+                <Table.Tr key={entry.phone}>
+                  <Table.Td>{entry.phone}</Table.Td>
+                  <Table.Td>{entry.reason ?? '—'}</Table.Td>
+                  <Table.Td>{formatDateTime(entry.createdAt)}</Table.Td>
+                  <Table.Td>
+                    <Button
+                      size="xs"
+                      variant="subtle"
+                      color="red"
+                      aria-label={`Remove ${entry.phone}`}
+                      loading={remove.isPending && remove.variables === entry.phone}
+                      onClick={() => remove.mutate(entry.phone)}
+                    >
+                      Remove
+                    </Button>
+                  </Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {entries.data.dncEntries.map((entry) => (
-                  <Table.Tr key={entry.phone}>
-                    <Table.Td>{entry.phone}</Table.Td>
-                    <Table.Td>{entry.reason ?? '—'}</Table.Td>
-                    <Table.Td>{formatDateTime(entry.createdAt)}</Table.Td>
-                    <Table.Td>
-                      <Button
-                        size="xs"
-                        variant="subtle"
-                        color="red"
-                        aria-label={`Remove ${entry.phone}`}
-                        loading={remove.isPending && remove.variables === entry.phone}
-                        onClick={() => remove.mutate(entry.phone)}
-                      >
-                        Remove
-                      </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
           <ListFooter
             total={entries.data.total}
             noun="number"

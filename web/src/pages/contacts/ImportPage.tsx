@@ -77,25 +77,25 @@ function ImportReport({ result }: { result: ImportResult }) {
             Rows not imported{counts.invalid > result.errors.length ? ` (the first ${result.errors.length})` : ''}
           </Title>
           <ScrollTable label="Rows not imported" minWidth={480} striped>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Row</Table.Th>
-                  <Table.Th>Phone</Table.Th>
-                  <Table.Th>Reason</Table.Th>
-                  <Table.Th>Message</Table.Th>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Row</Table.Th>
+                <Table.Th>Phone</Table.Th>
+                <Table.Th>Reason</Table.Th>
+                <Table.Th>Message</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {result.errors.map((error) => (
+                <Table.Tr key={error.row}>
+                  <Table.Td>{error.row}</Table.Td>
+                  <Table.Td>{error.phone || '(empty)'}</Table.Td>
+                  <Table.Td>{humanize(error.reason)}</Table.Td>
+                  <Table.Td>{error.message}</Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {result.errors.map((error) => (
-                  <Table.Tr key={error.row}>
-                    <Table.Td>{error.row}</Table.Td>
-                    <Table.Td>{error.phone || '(empty)'}</Table.Td>
-                    <Table.Td>{humanize(error.reason)}</Table.Td>
-                    <Table.Td>{error.message}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
         </>
       )}
     </section>

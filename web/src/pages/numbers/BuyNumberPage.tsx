@@ -1,5 +1,18 @@
 /** Search the built-in carrier's free numbers in an area code and buy one; or add a number the account owns. */
-import { Alert, Anchor, Button, Card, Grid, Group, Pagination, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Anchor,
+  Button,
+  Card,
+  Grid,
+  Group,
+  Pagination,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link } from 'react-router';
@@ -32,7 +45,9 @@ function Search({ onBought }: { onBought: (number: Schemas['PhoneNumber']) => vo
     queryFn: () =>
       unwrap(
         api.GET('/v1/phone-numbers/inventory/search', {
-          params: { query: { ...(searched ?? { country, areaCode }), limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE } },
+          params: {
+            query: { ...(searched ?? { country, areaCode }), limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE },
+          },
         }),
       ),
     enabled: searched !== null,
@@ -77,9 +92,7 @@ function Search({ onBought }: { onBought: (number: Schemas['PhoneNumber']) => vo
             onChange={(e) => setAreaCode(e.currentTarget.value)}
             error={fieldError(results.error, 'querystring/areaCode')}
           />
-          <Button type="submit">
-            Search
-          </Button>
+          <Button type="submit">Search</Button>
         </Group>
       </form>
       {buy.error && <ErrorState error={buy.error} title="Not bought" />}
@@ -94,35 +107,35 @@ function Search({ onBought }: { onBought: (number: Schemas['PhoneNumber']) => vo
       ) : (
         <>
           <ScrollTable label="Free numbers" minWidth={480} mt="md" striped>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Number</Table.Th>
-                  <Table.Th>Can</Table.Th>
-                  <Table.Th>Monthly</Table.Th>
-                  <Table.Th>Buy</Table.Th>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Number</Table.Th>
+                <Table.Th>Can</Table.Th>
+                <Table.Th>Monthly</Table.Th>
+                <Table.Th>Buy</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {results.data.availableNumbers.map((number) => (
+                <Table.Tr key={number.number}>
+                  <Table.Td>{number.number}</Table.Td>
+                  <Table.Td>{number.capabilities.join(', ')}</Table.Td>
+                  <Table.Td>{formatUsd(number.monthlyFeeUsd)}</Table.Td>
+                  <Table.Td>
+                    <Button
+                      size="xs"
+                      aria-label={`Buy ${number.number}`}
+                      loading={buy.isPending && buy.variables === number.number}
+                      disabled={buy.isPending}
+                      onClick={() => buy.mutate(number.number)}
+                    >
+                      Buy
+                    </Button>
+                  </Table.Td>
                 </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {results.data.availableNumbers.map((number) => (
-                  <Table.Tr key={number.number}>
-                    <Table.Td>{number.number}</Table.Td>
-                    <Table.Td>{number.capabilities.join(', ')}</Table.Td>
-                    <Table.Td>{formatUsd(number.monthlyFeeUsd)}</Table.Td>
-                    <Table.Td>
-                      <Button
-                        size="xs"
-                        aria-label={`Buy ${number.number}`}
-                        loading={buy.isPending && buy.variables === number.number}
-                        disabled={buy.isPending}
-                        onClick={() => buy.mutate(number.number)}
-                      >
-                        Buy
-                      </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
           <Group justify="space-between" mt="sm">
             <Text size="sm" c="dimmed">
               {results.data.total.toLocaleString()} free number{results.data.total === 1 ? '' : 's'}; the first month is
@@ -193,20 +206,20 @@ export function Component() {
       {added && <Bought number={added} />}
       <Grid>
         <Grid.Col span={{ base: 12, lg: 8 }}>
-        <Card withBorder>
-          <Title order={2} size="h4" mb="sm">
-            Search free numbers
-          </Title>
-          <Search onBought={setAdded} />
-        </Card>
+          <Card withBorder>
+            <Title order={2} size="h4" mb="sm">
+              Search free numbers
+            </Title>
+            <Search onBought={setAdded} />
+          </Card>
         </Grid.Col>
         <Grid.Col span={{ base: 12, lg: 4 }}>
-        <Card withBorder>
-          <Title order={2} size="h4" mb="sm">
-            Bring your own
-          </Title>
-          <AddOwn onAdded={setAdded} />
-        </Card>
+          <Card withBorder>
+            <Title order={2} size="h4" mb="sm">
+              Bring your own
+            </Title>
+            <AddOwn onAdded={setAdded} />
+          </Card>
         </Grid.Col>
       </Grid>
     </>

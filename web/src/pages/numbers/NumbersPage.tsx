@@ -22,7 +22,12 @@ function ReputationCell({ reputation }: { reputation: Omit<Reputation, 'phoneNum
     <Tooltip
       label={`${reputation.calls24h} calls, ${reputation.answeredCalls24h} answered, ${reputation.shortCalls24h} under 10 s in 24 h; checked ${formatDateTime(reputation.checkedAt)}`}
     >
-      <Group gap={6} wrap="nowrap" tabIndex={0} aria-label={`Reputation ${reputation.score} of 100, ${humanize(reputation.label)}`}>
+      <Group
+        gap={6}
+        wrap="nowrap"
+        tabIndex={0}
+        aria-label={`Reputation ${reputation.score} of 100, ${humanize(reputation.label)}`}
+      >
         <Badge color={LABEL_COLORS[reputation.label]}>{humanize(reputation.label)}</Badge>
         <Text size="sm">
           {reputation.score}/100
@@ -43,20 +48,18 @@ function AgentPicker({ number, agents }: { number: PhoneNumber; agents: Schemas[
   });
   const known = agents.some((agent) => agent.id === number.agentId);
   return (
-    <>
-      <NativeSelect
-        aria-label={`Agent for ${number.number}`}
-        value={number.agentId ?? ''}
-        disabled={assign.isPending}
-        onChange={(e) => assign.mutate(e.currentTarget.value || null)}
-        data={[
-          { value: '', label: 'No agent' },
-          ...(number.agentId && !known ? [{ value: number.agentId, label: 'An agent not listed' }] : []),
-          ...agents.map((agent) => ({ value: agent.id, label: agent.name })),
-        ]}
-        error={assign.error ? assign.error.message : undefined}
-      />
-    </>
+    <NativeSelect
+      aria-label={`Agent for ${number.number}`}
+      value={number.agentId ?? ''}
+      disabled={assign.isPending}
+      onChange={(e) => assign.mutate(e.currentTarget.value || null)}
+      data={[
+        { value: '', label: 'No agent' },
+        ...(number.agentId && !known ? [{ value: number.agentId, label: 'An agent not listed' }] : []),
+        ...agents.map((agent) => ({ value: agent.id, label: agent.name })),
+      ]}
+      error={assign.error ? assign.error.message : undefined}
+    />
   );
 }
 
@@ -118,41 +121,41 @@ export function Component() {
       ) : (
         <>
           <ScrollTable label="Phone numbers" minWidth={760} striped>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Number</Table.Th>
-                  <Table.Th>Inbound calls go to</Table.Th>
-                  <Table.Th>Reputation</Table.Th>
-                  <Table.Th>Source</Table.Th>
-                  <Table.Th>Monthly</Table.Th>
-                  <Table.Th>Actions</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {numbers.data.phoneNumbers.map((number) => (
-                  <Table.Tr key={number.id}>
-                    <Table.Td>
-                      <Text fw={600}>{number.number}</Text>
-                      <Text size="xs" c="dimmed">
-                        {number.country}
-                        {number.areaCode ? ` · area ${number.areaCode}` : ''} · {number.capabilities.join(', ')}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <AgentPicker number={number} agents={agents.data.agents} />
-                      {number.agentId && (
-                        <Anchor component={Link} to={`/agents/${number.agentId}`} size="xs">
-                          Open the agent
-                        </Anchor>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <ReputationCell reputation={byId.get(number.id) ?? number.reputation} />
-                    </Table.Td>
-                    <Table.Td>{number.source === 'byo' ? 'your own' : 'bought here'}</Table.Td>
-                    <Table.Td>{formatUsd(number.monthlyFeeUsd)}</Table.Td>
-                    <Table.Td>
-                      <Group gap={4} wrap="nowrap">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Number</Table.Th>
+                <Table.Th>Inbound calls go to</Table.Th>
+                <Table.Th>Reputation</Table.Th>
+                <Table.Th>Source</Table.Th>
+                <Table.Th>Monthly</Table.Th>
+                <Table.Th>Actions</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {numbers.data.phoneNumbers.map((number) => (
+                <Table.Tr key={number.id}>
+                  <Table.Td>
+                    <Text fw={600}>{number.number}</Text>
+                    <Text size="xs" c="dimmed">
+                      {number.country}
+                      {number.areaCode ? ` · area ${number.areaCode}` : ''} · {number.capabilities.join(', ')}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <AgentPicker number={number} agents={agents.data.agents} />
+                    {number.agentId && (
+                      <Anchor component={Link} to={`/agents/${number.agentId}`} size="xs">
+                        Open the agent
+                      </Anchor>
+                    )}
+                  </Table.Td>
+                  <Table.Td>
+                    <ReputationCell reputation={byId.get(number.id) ?? number.reputation} />
+                  </Table.Td>
+                  <Table.Td>{number.source === 'byo' ? 'your own' : 'bought here'}</Table.Td>
+                  <Table.Td>{formatUsd(number.monthlyFeeUsd)}</Table.Td>
+                  <Table.Td>
+                    <Group gap={4} wrap="nowrap">
                       <Button
                         size="xs"
                         variant="default"
@@ -175,12 +178,12 @@ export function Component() {
                       >
                         Release
                       </Button>
-                      </Group>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </ScrollTable>
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </ScrollTable>
           {reputations.error && <ErrorState error={reputations.error} title="The reputation could not be read" />}
           <ListFooter
             total={numbers.data.total}

@@ -61,7 +61,11 @@ function Attempts({ delivery }: { delivery: Delivery }) {
             <Table.Td>{formatDateTime(attempt.startedAt)}</Table.Td>
             <Table.Td>
               {attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : ''}
-              {attempt.error && <Text size="sm" c="red.9">{attempt.error}</Text>}
+              {attempt.error && (
+                <Text size="sm" c="red.9">
+                  {attempt.error}
+                </Text>
+              )}
               {attempt.statusCode === null && !attempt.error && !attempt.finishedAt && 'in flight'}
             </Table.Td>
             <Table.Td>{attempt.latencyMs !== null ? `${attempt.latencyMs} ms` : '—'}</Table.Td>
@@ -327,11 +331,7 @@ function Actions({ webhook }: { webhook: Schemas['GetWebhookResponse'] }) {
           onDone={() => rotate.reset()}
         />
       )}
-      <Modal
-        opened={confirm === 'rotate'}
-        onClose={() => setConfirm(null)}
-        title="Rotate the signing secret?"
-      >
+      <Modal opened={confirm === 'rotate'} onClose={() => setConfirm(null)} title="Rotate the signing secret?">
         <Stack>
           <Text size="sm">
             A new secret signs every delivery from now on; the old one keeps signing beside it for a while, so your

@@ -2,7 +2,19 @@
  * The account's webhook endpoints: each one's state (enabled, failure streak, why it was disabled), and a form to
  * register one; the new endpoint's signing secret is shown once, with a copy button.
  */
-import { Anchor, Badge, Button, Checkbox, Group, Paper, SimpleGrid, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Anchor,
+  Badge,
+  Button,
+  Checkbox,
+  Group,
+  Paper,
+  SimpleGrid,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
