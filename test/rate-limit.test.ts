@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { asRole, buildTestApp, call, errorBody, signUp, type TestApp } from './helpers.js';
 import { generateApiKey } from '../src/modules/api-keys/api-keys.format.js';
 import { createVirtualClock } from '../src/lib/clock.js';
-import { createMemoryCounterStore, type CounterStore } from '../src/lib/counter-store.js';
+import { Redis } from 'ioredis';
+import { createMemoryCounterStore, createRedisCounterStore, type CounterStore } from '../src/lib/counter-store.js';
 
 const WINDOW_MS = 60_000;
 const clock = createVirtualClock();
@@ -247,5 +248,54 @@ test('with Redis, two instances share one budget', { skip: !process.env.REDIS_UR
   } finally {
     await second.close();
     await first.close();
+  }
+});
+
+test('with Redis, a budgeted key takes its hits in small leases, and two instances still share one budget', {
+  skip: !process.env.REDIS_URL && 'needs REDIS_URL',
+}, async () => {
+  const prefix = `parley-test:lease:${randomBytes(6).toString('hex')}:`;
+  const clients = [new Redis(process.env.REDIS_URL!), new Redis(process.env.REDIS_URL!)];
+  let roundTrips = 0;
+  for (const client of clients) {
+    const send = client.sendCommand.bind(client);
+    // Counted: the scripts that count (a script loaded on first use is sent twice, evalsha then eval).
+    client.sendCommand = ((command: Parameters<typeof send>[0]) => {
+      if (command.name === 'evalsha') roundTrips++;
+      return send(command);
+    }) as typeof send;
+  }
+  const [a, b] = clients.map((client) => createRedisCounterStore(client, prefix)) as [CounterStore, CounterStore];
+  try {
+    // One instance: 300 hits of a 300 budget, then the 301st is over it; the count is exact at the end.
+    const counts: number[] = [];
+    for (let i = 0; i < 301; i++) counts.push((await a.hit('rl:key:one', WINDOW_MS, 300)).count);
+    assert.deepEqual(
+      counts.slice(0, 300),
+      Array.from({ length: 300 }, (_, i) => i + 1),
+      'every hit counted once',
+    );
+    assert.equal(counts[300], 301, 'the 301st is over the budget');
+    // Leases of 8 while much is left, shrinking to single hits over the last 16: 79 round trips.
+    assert.ok(roundTrips <= 80, `${roundTrips} round trips for 301 hits`);
+    assert.equal(Number(await clients[0]!.get(`${prefix}rl:key:one`)), 301);
+
+    // A budget far from its end (a raised limit): one round trip per 8 hits.
+    const atStart = roundTrips;
+    for (let i = 0; i < 800; i++) await a.hit('rl:key:raised', WINDOW_MS, 100_000);
+    assert.equal(roundTrips - atStart, 100);
+
+    // Two instances taking turns: together they are let through no more than the budget, and at most 7 each fewer.
+    let allowed = 0;
+    for (let i = 0; i < 320; i++) if ((await (i % 2 ? b : a).hit('rl:key:two', WINDOW_MS, 300)).count <= 300) allowed++;
+    assert.ok(allowed <= 300 && allowed >= 300 - 14, `${allowed} of 320 let through`);
+
+    // Unbudgeted hits (login throttling, anonymous addresses) are counted one by one.
+    const before = roundTrips;
+    for (let i = 0; i < 5; i++) await a.hit('rl:ip:x', WINDOW_MS);
+    assert.equal(roundTrips - before, 5);
+  } finally {
+    await a.close();
+    await b.close();
   }
 });

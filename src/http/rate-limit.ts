@@ -63,7 +63,7 @@ function answer(reply: FastifyReply, limit: number, count: number, resetMs: numb
 export async function enforceRateLimit(request: FastifyRequest, reply: FastifyReply, options: RateLimitOptions) {
   if (countedAsFailure.has(request)) return;
   const { key, limit } = bucketOf(request, options);
-  const { count, resetMs } = await options.store.hit(key, WINDOW_MS);
+  const { count, resetMs } = await options.store.hit(key, WINDOW_MS, limit);
   answer(reply, limit, count, resetMs);
 }
 
