@@ -1,107 +1,229 @@
 /**
  * GET /v1/calls against an account with 1,000,000 calls, on PostgreSQL.
  *
- *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/calls-list.ts
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres [REDIS_URL=redis://127.0.0.1:6379] npx tsx bench/calls-list.ts
  *
- * Creates a fresh database, seeds it, serves the real app on 127.0.0.1, loads it with autocannon (in a worker
- * thread, so the app keeps the main thread), then replays the endpoint's own SQL straight through `pg` as the
- * baselines (every statement of a request; and the page SELECT alone), and prints app/baseline ratios. Separately it times `total`: the trigger-kept counts vs count(*).
- * The database is dropped at the end. Env: CALLS (default 1000000), SECONDS per load run (default 10).
+ * Creates a fresh database and seeds it, then starts the real app and a bare node:http server that sends the same
+ * statements through `pg`, each in a child process of its own, and loads them with autocannon from this process in
+ * alternating windows (app, bare, bare, app, …), so both see the same machine. Each window gives req/s and the CPU
+ * the server process spent per request (its main thread, and the whole process), read from /proc. With REDIS_URL
+ * the app runs twice, without Redis then with it (cached API keys, leased rate-limit tokens). Then it times
+ * `total`: the trigger-kept counts against count(*). The database is dropped at the end.
+ *
+ * Env: CALLS (default 1000000), SECONDS per window (2), PAIRS of windows per filter (8), FILTERS (names to keep,
+ * comma-separated: none,status,agent-status,date), PROFILE (a directory: the app writes a --cpu-prof there).
  */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { systemClock } from '../src/lib/clock.js';
-import { openInfrastructure } from '../src/runtime.js';
-import { Kysely, PostgresDialect } from 'kysely';
-import { callQueries, type CallFilters } from '../src/modules/calls/calls.repo.js';
-import { apiKeyQueries } from '../src/modules/api-keys/api-keys.repo.js';
-import { sha256Hex } from '../src/lib/crypto.js';
 import type { Database } from '../src/db/types.js';
+import { systemClock } from '../src/lib/clock.js';
+import { sha256Hex } from '../src/lib/crypto.js';
+import { apiKeyQueries } from '../src/modules/api-keys/api-keys.repo.js';
+import { callQueries, type CallFilters } from '../src/modules/calls/calls.repo.js';
+import { openInfrastructure } from '../src/runtime.js';
 import { signUp } from '../test/helpers.js';
 import { AGENTS, CONTACTS, createBenchDatabase, seedCalls } from './calls-data.js';
 
 const CALLS = Number(process.env.CALLS ?? 1_000_000);
-const SECONDS = Number(process.env.SECONDS ?? 10);
+const SECONDS = Number(process.env.SECONDS ?? 2);
+const PAIRS = Number(process.env.PAIRS ?? 8);
 const CONNECTIONS = 50;
+const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
 
-if (!process.env.DATABASE_URL) {
-  console.error('bench/calls-list.ts needs DATABASE_URL (a PostgreSQL server it may create a database on)');
-  process.exit(2);
-}
-
-interface Measured {
-  rps: number;
-  p50: number;
-  p99: number;
-}
-
-const ms = (value: number) => `${value.toFixed(2)} ms`;
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const seconds = (start: number) => `${((performance.now() - start) / 1000).toFixed(1)} s`;
-
-async function loadApp(url: string, apiKey: string, duration: number): Promise<Measured & { failed: number }> {
-  const result = await autocannon({
-    url,
-    connections: CONNECTIONS,
-    duration,
-    workers: 1,
-    headers: { authorization: `Bearer ${apiKey}` },
-  });
-  return {
-    rps: result.requests.total / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    failed: result.non2xx + result.errors,
-  };
-}
-
-/** The baseline: the endpoint's page SQL, straight through pg, from CONNECTIONS clients at once. */
-async function loadDirect(
-  databaseUrl: string,
-  text: string,
-  values: readonly unknown[],
-  duration: number,
-): Promise<Measured> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS });
-  const latencies: number[] = [];
-  try {
-    const clients = await Promise.all(Array.from({ length: CONNECTIONS }, () => pool.connect()));
-    const started = performance.now();
-    const deadline = started + duration * 1000;
-    await Promise.all(
-      clients.map(async (client) => {
-        while (performance.now() < deadline) {
-          const t0 = performance.now();
-          await client.query(text, values as unknown[]);
-          latencies.push(performance.now() - t0);
-        }
-        client.release();
-      }),
-    );
-    const elapsed = (performance.now() - started) / 1000;
-    latencies.sort((a, b) => a - b);
-    return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-  } finally {
-    await pool.end();
-  }
-}
-
-interface RecordedQuery {
+interface Statement {
   sql: string;
   parameters: readonly unknown[];
 }
 
+/** One request's statements in steady state: the key lookup (when keys are not cached), then page and total at once. */
+interface RequestStatements {
+  lookup: Statement | null;
+  concurrent: Statement[];
+}
+
+interface Scenario {
+  name: string;
+  label: string;
+  filters: CallFilters;
+  query: string;
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+const seconds = (start: number) => `${((performance.now() - start) / 1000).toFixed(1)} s`;
+const load = () => loadavg()[0]!.toFixed(1);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const spread = (values: number[], digits = 0) =>
+  `${Math.min(...values).toFixed(digits)} / ${median(values).toFixed(digits)} / ${Math.max(...values).toFixed(digits)}`;
+
+/** The filters measured: both paths of `total` (the counts table, and count(*) for dates and contacts). */
+function scenarios(agentId: string): Scenario[] {
+  const monthAgo = new Date(Date.now() - 30 * 86_400_000);
+  const all: Scenario[] = [
+    { name: 'none', label: 'no filter', filters: {}, query: '' },
+    { name: 'status', label: 'status=no_answer', filters: { status: 'no_answer' }, query: 'status=no_answer' },
+    {
+      name: 'agent-status',
+      label: 'agentId+status=busy',
+      filters: { agentId, status: 'busy' },
+      query: `agentId=${agentId}&status=busy`,
+    },
+    {
+      name: 'date',
+      label: 'dateFrom=30 days ago (count(*) path)',
+      filters: { createdFrom: monthAgo },
+      query: `dateFrom=${monthAgo.toISOString()}`,
+    },
+  ];
+  const keep = process.env.FILTERS?.split(',');
+  return keep ? all.filter((s) => keep.includes(s.name)) : all;
+}
+
+/** CPU ticks a process has used: its main thread (whose id is the pid) and all its threads. */
+function cpuTicks(pid: number) {
+  const ticks = (path: string) => {
+    // Fields after the command name (which is in parentheses and may hold spaces): utime and stime are 12 and 13.
+    const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  return { main: ticks(`/proc/${pid}/task/${pid}/stat`), all: ticks(`/proc/${pid}/stat`) };
+}
+
+interface Window {
+  rps: number;
+  p50: number;
+  /** µs of CPU per request: the server's main thread, and its whole process. */
+  mainCpu: number;
+  processCpu: number;
+}
+
+async function loadWindow(server: ChildServer, url: string, apiKey: string, duration: number): Promise<Window> {
+  const before = cpuTicks(server.pid);
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration,
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  const after = cpuTicks(server.pid);
+  const failed = result.non2xx + result.errors;
+  if (failed) throw new Error(`${url}: ${failed} failed requests`);
+  const requests = result.requests.total;
+  const perRequest = (ticks: number) => (ticks * (1_000_000 / TICKS_PER_SECOND)) / requests;
+  return {
+    rps: requests / result.duration,
+    p50: result.latency.p50,
+    mainCpu: perRequest(after.main - before.main),
+    processCpu: perRequest(after.all - before.all),
+  };
+}
+
+interface ChildServer {
+  pid: number;
+  port: number;
+  keyLookupPerRequest: boolean;
+  stop(): Promise<void>;
+}
+
+/** This script in a child process (`--app` or `--bare`), answering its port as one JSON line on stdout. */
+async function startChild(role: '--app' | '--bare', env: Record<string, string>, nodeArgs: string[] = []) {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', fileURLToPath(import.meta.url), role], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+  let output = '';
+  const ready = await new Promise<{ port: number; keyLookupPerRequest: boolean }>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk;
+      const line = output.split('\n').find((l) => l.startsWith('{'));
+      if (line && output.includes('\n')) resolve(JSON.parse(line));
+    });
+    child.on('exit', (code) => reject(new Error(`${role} exited with ${code}: ${output}`)));
+  });
+  return {
+    pid: child.pid!,
+    ...ready,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.removeAllListeners('exit');
+        child.on('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  } satisfies ChildServer;
+}
+
+/** The app as `npm start` serves it, on the bench database (REDIS_URL in the environment or not). */
+async function serveApp() {
+  const config = loadConfig({
+    DATABASE_URL: process.env.DATABASE_URL!,
+    LOG_LEVEL: 'silent',
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+  });
+  const infra = await openInfrastructure(config, { redisKeyPrefix: `parley-bench:${Date.now()}:` });
+  const { app } = await buildApp({ config, ...infra, clock: systemClock, logger: false });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  process.on('SIGTERM', () => {
+    void (async () => {
+      await app.close();
+      await infra.close();
+      process.exit(0);
+    })();
+  });
+  const { port } = app.server.address() as AddressInfo;
+  console.log(JSON.stringify({ port, keyLookupPerRequest: !infra.bus.reachesAllInstances }));
+}
+
 /**
- * Every statement one GET /v1/calls request sends in steady state, recorded by running the same repo functions
- * the request runs: the API-key lookup (unless the app caches resolved keys, as it does with Redis or PGlite),
- * then the page and `total` (which the service sends at the same time).
+ * A bare node:http server that sends each filter's statements through pg (the app's pool size) and answers the
+ * rows as JSON: the floor for serving this SQL over HTTP on this machine. The path is the filter's name.
+ */
+async function serveBare() {
+  const statements = JSON.parse(process.env.BARE_STATEMENTS!) as Record<string, RequestStatements>;
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.BARE_POOL_SIZE) });
+  const answer = async (res: ServerResponse, request: RequestStatements) => {
+    if (request.lookup) await pool.query(request.lookup.sql, request.lookup.parameters as unknown[]);
+    const [page, total] = await Promise.all(
+      request.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])),
+    );
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ calls: page!.rows, total: total?.rows[0], limit: 25, offset: 0 }));
+  };
+  const server = createServer((req, res) => {
+    const request = statements[(req.url ?? '/').slice(1).split('?')[0]!];
+    if (!request) {
+      res.writeHead(404).end();
+      return;
+    }
+    answer(res, request).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close();
+    void pool.end().finally(() => process.exit(0));
+  });
+  console.log(JSON.stringify({ port: (server.address() as AddressInfo).port, keyLookupPerRequest: false }));
+}
+
+/**
+ * Every statement one request sends in steady state, recorded by running the same repo functions the request
+ * runs: the API-key lookup (unless the app caches resolved keys, as it does with Redis), then page and `total`.
  */
 async function recordEndpointSql(
   databaseUrl: string,
@@ -109,8 +231,8 @@ async function recordEndpointSql(
   accountId: string,
   filters: CallFilters,
   keyLookupPerRequest: boolean,
-) {
-  const recorded: RecordedQuery[] = [];
+): Promise<RequestStatements> {
+  const recorded: Statement[] = [];
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const recorder = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
@@ -128,78 +250,60 @@ async function recordEndpointSql(
   return { lookup: keyLookupPerRequest ? lookup! : null, concurrent: rest };
 }
 
-/** The full baseline: one request's statements in the request's order, from CONNECTIONS loops over a pool of `poolSize`. */
-async function loadDirectRequest(
-  databaseUrl: string,
-  statements: Awaited<ReturnType<typeof recordEndpointSql>>,
-  poolSize: number,
-  duration: number,
-): Promise<Measured> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
-  const latencies: number[] = [];
-  try {
-    const started = performance.now();
-    const deadline = started + duration * 1000;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (performance.now() < deadline) {
-          const t0 = performance.now();
-          if (statements.lookup) await pool.query(statements.lookup.sql, statements.lookup.parameters as unknown[]);
-          await Promise.all(statements.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])));
-          latencies.push(performance.now() - t0);
-        }
-      }),
-    );
-    const elapsed = (performance.now() - started) / 1000;
-    latencies.sort((a, b) => a - b);
-    return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-  } finally {
-    await pool.end();
-  }
+interface Sides {
+  app: Window[];
+  bare: Window[];
 }
 
-/**
- * A bare node:http server that sends the same statements through pg (same pool size) and answers the rows as
- * JSON: the floor for serving this SQL over HTTP on this machine, with the load generator taking the same CPU.
- */
-async function startBareHttp(
-  databaseUrl: string,
-  statements: Awaited<ReturnType<typeof recordEndpointSql>>,
-  poolSize: number,
-) {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
-  // Handlers still running: the load generator hangs up at its deadline with requests in flight, and a handler
-  // may be between its two steps (key lookup, then page and total) when that happens.
-  const inFlight = new Set<Promise<void>>();
-  const answer = async (res: ServerResponse) => {
-    if (statements.lookup) await pool.query(statements.lookup.sql, statements.lookup.parameters as unknown[]);
-    const [page, total] = await Promise.all(
-      statements.concurrent.map((q) => pool.query(q.sql, q.parameters as unknown[])),
+function report(label: string, total: number, sides: Sides, loads: string[]) {
+  const rps = (w: Window[]) => w.map((x) => x.rps);
+  const main = (w: Window[]) => w.map((x) => x.mainCpu);
+  const all = (w: Window[]) => w.map((x) => x.processCpu);
+  // Pairwise: each app window against the bare window next to it, so a change of load hits both alike.
+  const pairs = sides.app.map((a, i) => [a, sides.bare[i]!] as const);
+  const rpsRatio = pairs.map(([a, b]) => a.rps / b.rps);
+  const cpuRatio = pairs.map(([a, b]) => b.mainCpu / a.mainCpu);
+  const processRatio = pairs.map(([a, b]) => b.processCpu / a.processCpu);
+  console.log(`  ${label} (total ${total.toLocaleString('en')}; load ${loads.join(' → ')})`);
+  for (const side of ['app', 'bare'] as const) {
+    const w = sides[side];
+    console.log(
+      `    ${side.padEnd(4)} req/s ${spread(rps(w))}, p50 ${ms(median(w.map((x) => x.p50)))}; ` +
+        `µs CPU/req main thread ${spread(main(w))}, process ${spread(all(w))}   (min / median / max)`,
     );
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ calls: page!.rows, total: total?.rows[0], limit: 25, offset: 0 }));
-  };
-  const server = createServer((_req, res) => {
-    const handled = answer(res)
-      .catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(500);
-        res.end(String(error));
-      })
-      .finally(() => inFlight.delete(handled));
-    inFlight.add(handled);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    /** Stops accepting, drops the connections, lets the handlers still running finish, and only then ends the pool. */
-    async close() {
-      const closed = new Promise((resolve) => server.close(resolve));
-      server.closeAllConnections();
-      await closed;
-      await Promise.all(inFlight);
-      await pool.end();
-    },
-  };
+  }
+  console.log(
+    `    app ÷ bare: req/s ${spread(rpsRatio, 2)}; CPU/req (bare ÷ app) main thread ${spread(cpuRatio, 2)}, ` +
+      `process ${spread(processRatio, 2)}`,
+  );
+}
+
+/** For each filter: a warm-up window each, then PAIRS pairs of windows alternating which side goes first. */
+async function compare(
+  app: ChildServer,
+  bare: ChildServer,
+  apiKey: string,
+  scenarioList: Scenario[],
+  totals: Map<string, number>,
+) {
+  for (const scenario of scenarioList) {
+    const appUrl = `http://127.0.0.1:${app.port}/api/v1/calls?limit=25&${scenario.query}`;
+    const bareUrl = `http://127.0.0.1:${bare.port}/${scenario.name}`;
+    const sides: Sides = { app: [], bare: [] };
+    const run = {
+      app: () => loadWindow(app, appUrl, apiKey, SECONDS),
+      bare: () => loadWindow(bare, bareUrl, apiKey, SECONDS),
+    };
+    await run.app();
+    await run.bare();
+    const loads = [load()];
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const order = pair % 2 === 0 ? (['app', 'bare'] as const) : (['bare', 'app'] as const);
+      for (const side of order) sides[side].push(await run[side]());
+    }
+    loads.push(load());
+    report(scenario.label, totals.get(scenario.name)!, sides, loads);
+  }
 }
 
 /** Sequential timings of one async operation: median and mean. */
@@ -210,105 +314,39 @@ async function timeIt(runs: number, operation: () => Promise<unknown>) {
     await operation();
     times.push(performance.now() - t0);
   }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), mean: times.reduce((s, x) => s + x, 0) / times.length };
-}
-
-/** The filters measured: both paths of `total` (the counts table, and count(*) for dates and contacts). */
-function scenarios(agentId: string): { name: string; filters: CallFilters; query: string }[] {
-  const monthAgo = new Date(Date.now() - 30 * 86_400_000);
-  return [
-    { name: 'no filter', filters: {}, query: '' },
-    { name: 'status=no_answer', filters: { status: 'no_answer' }, query: 'status=no_answer' },
-    { name: 'agentId+status=busy', filters: { agentId, status: 'busy' }, query: `agentId=${agentId}&status=busy` },
-    {
-      name: 'dateFrom=30 days ago (count(*) path)',
-      filters: { createdFrom: monthAgo },
-      query: `dateFrom=${monthAgo.toISOString()}`,
-    },
-  ];
-}
-
-/**
- * The app under load against three baselines, for each filter:
- * - "same SQL": every statement the request sends (page and total; plus the key lookup when keys are not cached)
- *   through pg with the app's pool size, so the ratio is the cost of everything that is not the database;
- * - "bare node:http": the same statements behind a bare HTTP server, loaded the same way: what any HTTP service
- *   pays on this machine, so app/bare is the cost of Fastify, auth, rate limiting, validation and serialization;
- * - "page only": just the page SELECT from CONNECTIONS dedicated clients, the floor for any list endpoint.
- */
-async function compareWithBaseline(
-  address: string,
-  apiKey: string,
-  databaseUrl: string,
-  repo: ReturnType<typeof callQueries>,
-  accountId: string,
-  agentId: string,
-  poolSize: number,
-  keyLookupPerRequest: boolean,
-) {
-  for (const scenario of scenarios(agentId)) {
-    const url = `${address}/api/v1/calls?limit=25&${scenario.query}`;
-    const probe = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
-    if (probe.status !== 200) throw new Error(`${scenario.name}: HTTP ${probe.status} ${await probe.text()}`);
-    const { total } = (await probe.json()) as { total: number };
-    await loadApp(url, apiKey, 2); // warm-up
-    const viaApp = await loadApp(url, apiKey, SECONDS);
-    if (viaApp.failed) throw new Error(`${scenario.name}: ${viaApp.failed} failed requests`);
-    const statements = await recordEndpointSql(databaseUrl, apiKey, accountId, scenario.filters, keyLookupPerRequest);
-    await loadDirectRequest(databaseUrl, statements, poolSize, 2); // warm-up
-    const sameSql = await loadDirectRequest(databaseUrl, statements, poolSize, SECONDS);
-    const bare = await startBareHttp(databaseUrl, statements, poolSize);
-    const bareHttp = await loadApp(bare.url, apiKey, 2)
-      .then(() => loadApp(bare.url, apiKey, SECONDS))
-      .finally(() => bare.close());
-    const compiled = repo.pageQuery(accountId, scenario.filters, { limit: 25, offset: 0 }).compile();
-    const pageOnly = await loadDirect(databaseUrl, compiled.sql, compiled.parameters, SECONDS);
-    const ratio = (base: Measured) =>
-      `throughput ${(viaApp.rps / base.rps).toFixed(2)}, p50 ${(viaApp.p50 / base.p50).toFixed(2)}, p99 ${(viaApp.p99 / base.p99).toFixed(2)}`;
-    console.log(`  ${scenario.name} (total ${total.toLocaleString('en')})`);
-    console.log(`    app:            ${viaApp.rps.toFixed(0)} req/s, p50 ${ms(viaApp.p50)}, p99 ${ms(viaApp.p99)}`);
-    console.log(
-      `    bare node:http: ${bareHttp.rps.toFixed(0)} req/s, p50 ${ms(bareHttp.p50)}, p99 ${ms(bareHttp.p99)}  -> app/baseline ${ratio(bareHttp)}`,
-    );
-    console.log(
-      `    same SQL (pg):  ${sameSql.rps.toFixed(0)} req/s, p50 ${ms(sameSql.p50)}, p99 ${ms(sameSql.p99)}  -> app/baseline ${ratio(sameSql)}`,
-    );
-    console.log(
-      `    page only (pg): ${pageOnly.rps.toFixed(0)} q/s, p50 ${ms(pageOnly.p50)}, p99 ${ms(pageOnly.p99)}  -> app/baseline ${ratio(pageOnly)}`,
-    );
-  }
+  return { p50: median(times), mean: times.reduce((s, x) => s + x, 0) / times.length };
 }
 
 /** `total` alone: the trigger-kept counts table against a plain count(*) of the same rows, checking they agree. */
 async function compareTotals(repo: ReturnType<typeof callQueries>, accountId: string, agentId: string) {
-  for (const { name, filters } of scenarios(agentId)
-    .slice(0, 3)
-    .concat({ name: 'hasRecording=false', filters: { hasRecording: false }, query: '' })) {
+  const all = scenarios(agentId);
+  const counted = all.filter((s) => s.name !== 'date');
+  counted.push({ name: 'recording', label: 'hasRecording=false', filters: { hasRecording: false }, query: '' });
+  for (const { label, filters } of counted) {
     const counts = await timeIt(200, () => repo.countFromCounts(accountId, filters));
     const scan = await timeIt(10, () => repo.countByScan(accountId, filters));
     const [fromCounts, fromScan] = [
       await repo.countFromCounts(accountId, filters),
       await repo.countByScan(accountId, filters),
     ];
-    if (fromCounts !== fromScan) throw new Error(`${name}: counts table says ${fromCounts}, count(*) says ${fromScan}`);
+    if (fromCounts !== fromScan)
+      throw new Error(`${label}: counts table says ${fromCounts}, count(*) says ${fromScan}`);
     console.log(
-      `  ${name}: counts table p50 ${ms(counts.p50)} (mean ${ms(counts.mean)}) vs count(*) p50 ${ms(scan.p50)} (mean ${ms(scan.mean)})` +
+      `  ${label}: counts table p50 ${ms(counts.p50)} (mean ${ms(counts.mean)}) vs count(*) p50 ${ms(scan.p50)} (mean ${ms(scan.mean)})` +
         `: ${(scan.p50 / counts.p50).toFixed(0)}x; both say ${fromCounts.toLocaleString('en')}`,
     );
   }
-  const { name, filters } = scenarios(agentId)[3]!;
-  const scan = await timeIt(10, () => repo.countByScan(accountId, filters));
-  console.log(`  ${name}: p50 ${ms(scan.p50)} (mean ${ms(scan.mean)})`);
+  const date = all.find((s) => s.name === 'date');
+  if (date) {
+    const scan = await timeIt(10, () => repo.countByScan(accountId, date.filters));
+    console.log(`  ${date.label}: p50 ${ms(scan.p50)} (mean ${ms(scan.mean)})`);
+  }
 }
 
 async function main(databaseUrl: string) {
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'silent',
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-  });
-  const infra = await openInfrastructure(config, { redisKeyPrefix: `parley-bench:${Date.now()}:` });
+  // Migrations, the account and its key, from an app in this process that never listens.
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
+  const infra = await openInfrastructure(config);
   const { app } = await buildApp({ config, ...infra, clock: systemClock, logger: false });
   try {
     await app.ready();
@@ -336,7 +374,6 @@ async function main(databaseUrl: string) {
         `calls with its indexes: ${size.rows[0]!.size}`,
     );
 
-    const address = await app.listen({ host: '127.0.0.1', port: 0 });
     const repo = callQueries(db);
     const firstAgent = await db
       .selectFrom('agents')
@@ -344,23 +381,45 @@ async function main(databaseUrl: string) {
       .where('account_id', '=', owner.accountId)
       .orderBy('id')
       .executeTakeFirstOrThrow();
-    console.log(
-      `\nGET /api/v1/calls?limit=25, ${CONNECTIONS} connections, ${SECONDS} s each (app pool ${config.databasePoolSize}, the DATABASE_POOL_SIZE default)`,
-    );
-    const keyLookupPerRequest = !infra.bus.reachesAllInstances;
-    console.log(
-      `API keys ${keyLookupPerRequest ? 'looked up on every request (no Redis)' : 'cached between requests (Redis pub/sub invalidation)'}`,
-    );
-    await compareWithBaseline(
-      address,
-      owner.apiKey,
-      databaseUrl,
-      repo,
-      owner.accountId,
-      firstAgent.id,
-      config.databasePoolSize,
-      keyLookupPerRequest,
-    );
+    const scenarioList = scenarios(firstAgent.id);
+    const totals = new Map<string, number>();
+    for (const s of scenarioList) totals.set(s.name, await repo.count(owner.accountId, s.filters));
+
+    const redisUrl = process.env.REDIS_URL;
+    const modes = redisUrl ? [null, redisUrl] : [null];
+    for (const redis of modes) {
+      const profile = process.env.PROFILE;
+      const appServer = await startChild(
+        '--app',
+        { DATABASE_URL: databaseUrl, REDIS_URL: redis ?? '' },
+        profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+      );
+      const statements: Record<string, RequestStatements> = {};
+      for (const s of scenarioList) {
+        statements[s.name] = await recordEndpointSql(
+          databaseUrl,
+          owner.apiKey,
+          owner.accountId,
+          s.filters,
+          appServer.keyLookupPerRequest,
+        );
+      }
+      const bareServer = await startChild('--bare', {
+        DATABASE_URL: databaseUrl,
+        BARE_STATEMENTS: JSON.stringify(statements),
+        BARE_POOL_SIZE: String(config.databasePoolSize),
+      });
+      console.log(
+        `\nGET /api/v1/calls?limit=25 ${redis ? 'with Redis (API keys cached, rate-limit tokens leased)' : 'without Redis (API keys looked up on every request)'}; ` +
+          `${CONNECTIONS} connections, ${PAIRS} pairs of ${SECONDS} s windows (app, bare, bare, app, …), pool ${config.databasePoolSize}`,
+      );
+      try {
+        await compare(appServer, bareServer, owner.apiKey, scenarioList, totals);
+      } finally {
+        await Promise.all([appServer.stop(), bareServer.stop()]);
+      }
+    }
+
     console.log('\nCost of `total` alone (sequential, one connection):');
     await compareTotals(repo, owner.accountId, firstAgent.id);
     const combinations = await sql<{
@@ -375,11 +434,19 @@ async function main(databaseUrl: string) {
   }
 }
 
-const database = await createBenchDatabase(process.env.DATABASE_URL);
-const startedAt = performance.now();
-try {
-  await main(database.url);
-} finally {
-  await database.drop();
-  console.log(`\nbench database dropped; whole run ${seconds(startedAt)}`);
+if (process.argv[2] === '--app') await serveApp();
+else if (process.argv[2] === '--bare') await serveBare();
+else {
+  if (!process.env.DATABASE_URL) {
+    console.error('bench/calls-list.ts needs DATABASE_URL (a PostgreSQL server it may create a database on)');
+    process.exit(2);
+  }
+  const database = await createBenchDatabase(process.env.DATABASE_URL);
+  const startedAt = performance.now();
+  try {
+    await main(database.url);
+  } finally {
+    await database.drop();
+    console.log(`\nbench database dropped; whole run ${seconds(startedAt)}`);
+  }
 }
