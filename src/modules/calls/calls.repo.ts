@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js';
 import { createRepo, type Executor } from '../../db/repo.js';
 import type { OutboxFactory, Tx } from '../../events/outbox.js';
 import type { Page } from '../../db/pagination.js';
+import { compiledStatement, type Param } from '../../db/statements.js';
 import type { CallAnalysesTable, CallEventType, CallStatus } from './calls.tables.js';
 import { callWriteQueries } from './calls.writes.js';
 
@@ -60,33 +61,178 @@ const COUNTED_FILTERS = new Set(['status', 'agentId', 'campaignId', 'hasRecordin
 const countsTableAnswers = (filters: CallFilters) =>
   Object.entries(filters).every(([name, value]) => value === undefined || COUNTED_FILTERS.has(name));
 
-export function callQueries(db: Executor) {
-  /** The account's calls narrowed by the filters; every list query, page or count, starts here. */
-  function matchingCalls(accountId: string, filters: CallFilters) {
-    let query = db.selectFrom('calls as c').where('c.account_id', '=', accountId);
-    if (filters.campaignId !== undefined) query = query.where('c.campaign_id', '=', filters.campaignId);
-    if (filters.contactId !== undefined) query = query.where('c.contact_id', '=', filters.contactId);
-    if (filters.agentId !== undefined) query = query.where('c.agent_id', '=', filters.agentId);
-    if (filters.status !== undefined) query = query.where('c.status', '=', filters.status);
-    if (filters.hasRecording !== undefined) {
-      query = query.where('c.recording_storage_key', filters.hasRecording ? 'is not' : 'is', null);
+interface ListArgs {
+  accountId: string;
+  filters: CallFilters;
+}
+
+interface PageArgs extends ListArgs {
+  page: Page;
+}
+
+const FILTER_NAMES = [
+  'campaignId',
+  'contactId',
+  'agentId',
+  'status',
+  'hasRecording',
+  'createdFrom',
+  'createdBefore',
+] as const satisfies ReadonlyArray<keyof CallFilters>;
+
+/** Which filters are set (and whether a recording is wanted): all the SQL of a list depends on. */
+function filterShape(filters: CallFilters) {
+  let shape = '';
+  for (const name of FILTER_NAMES) {
+    const value = filters[name];
+    shape += value === undefined ? '-' : name === 'hasRecording' ? (value ? 'R' : 'r') : '+';
+  }
+  return shape;
+}
+
+/** The account's calls narrowed by the filters; every list query, page or count, starts here. */
+function matchingCalls<A extends ListArgs>(db: Executor, { filters }: A, param: Param<A>) {
+  let query = db.selectFrom('calls as c').where(
+    'c.account_id',
+    '=',
+    param((a) => a.accountId),
+  );
+  if (filters.campaignId !== undefined)
+    query = query.where(
+      'c.campaign_id',
+      '=',
+      param((a) => a.filters.campaignId!),
+    );
+  if (filters.contactId !== undefined)
+    query = query.where(
+      'c.contact_id',
+      '=',
+      param((a) => a.filters.contactId!),
+    );
+  if (filters.agentId !== undefined)
+    query = query.where(
+      'c.agent_id',
+      '=',
+      param((a) => a.filters.agentId!),
+    );
+  if (filters.status !== undefined)
+    query = query.where(
+      'c.status',
+      '=',
+      param((a) => a.filters.status!),
+    );
+  if (filters.hasRecording !== undefined) {
+    query = query.where('c.recording_storage_key', filters.hasRecording ? 'is not' : 'is', null);
+  }
+  if (filters.createdFrom !== undefined)
+    query = query.where(
+      'c.created_at',
+      '>=',
+      param((a) => a.filters.createdFrom!),
+    );
+  if (filters.createdBefore !== undefined)
+    query = query.where(
+      'c.created_at',
+      '<',
+      param((a) => a.filters.createdBefore!),
+    );
+  return query;
+}
+
+/** For queries built on every call: each value read straight from the arguments. */
+const valuesOf =
+  <A>(args: A): Param<A> =>
+  (read) =>
+    read(args);
+
+function withNames(query: ReturnType<typeof matchingCalls>) {
+  return query
+    .leftJoin('contacts as ct', (join) =>
+      join.onRef('ct.id', '=', 'c.contact_id').onRef('ct.account_id', '=', 'c.account_id'),
+    )
+    .leftJoin('agents as a', (join) => join.onRef('a.id', '=', 'c.agent_id').onRef('a.account_id', '=', 'c.account_id'))
+    .select(CALL_COLUMNS);
+}
+
+const newestFirst = <Q extends ReturnType<typeof matchingCalls>>(query: Q) =>
+  query.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc') as Q;
+
+/**
+ * One page of calls, newest first. Past DEEP_OFFSET the page's ids are found first, by an index-only scan, so the
+ * name joins run for the page's rows only instead of for every skipped row (offset 500,000 of 1M calls: ~60 ms
+ * instead of ~1 s).
+ */
+const callPage = compiledStatement({
+  shape: ({ filters, page }: PageArgs) => `${filterShape(filters)}${page.offset < DEEP_OFFSET ? '' : ' deep'}`,
+  build: (db: Executor, args: PageArgs, param: Param<PageArgs>) => {
+    const limit = param((a) => a.page.limit);
+    const offset = param((a) => a.page.offset);
+    if (args.page.offset < DEEP_OFFSET) {
+      return newestFirst(withNames(matchingCalls(db, args, param)))
+        .limit(limit)
+        .offset(offset);
     }
-    if (filters.createdFrom !== undefined) query = query.where('c.created_at', '>=', filters.createdFrom);
-    if (filters.createdBefore !== undefined) query = query.where('c.created_at', '<', filters.createdBefore);
+    const pageIds = newestFirst(matchingCalls(db, args, param))
+      .select('c.id')
+      .limit(limit)
+      .offset(offset);
+    return newestFirst(withNames(matchingCalls(db, { ...args, filters: {} }, param)).where('c.id', 'in', pageIds));
+  },
+});
+
+/** Sums the account's rows of call_counts: a few per (status, agent, campaign, has a recording) in use. */
+const countedTotal = compiledStatement({
+  shape: ({ filters }: ListArgs) => filterShape(filters),
+  build: (db: Executor, { filters }: ListArgs, param: Param<ListArgs>) => {
+    let query = db
+      .selectFrom('call_counts')
+      .select(sql<number>`coalesce(sum(calls), 0)::int8`.as('total'))
+      .where(
+        'account_id',
+        '=',
+        param((a) => a.accountId),
+      );
+    if (filters.status !== undefined)
+      query = query.where(
+        'status',
+        '=',
+        param((a) => a.filters.status!),
+      );
+    if (filters.agentId !== undefined)
+      query = query.where(
+        'agent_id',
+        '=',
+        param((a) => a.filters.agentId!),
+      );
+    if (filters.campaignId !== undefined)
+      query = query.where(
+        'campaign_id',
+        '=',
+        param((a) => a.filters.campaignId!),
+      );
+    if (filters.hasRecording !== undefined)
+      query = query.where(
+        'has_recording',
+        '=',
+        param((a) => a.filters.hasRecording!),
+      );
     return query;
-  }
+  },
+});
 
-  function withNames(query: ReturnType<typeof matchingCalls>) {
-    return query
-      .leftJoin('contacts as ct', (join) =>
-        join.onRef('ct.id', '=', 'c.contact_id').onRef('ct.account_id', '=', 'c.account_id'),
-      )
-      .leftJoin('agents as a', (join) =>
-        join.onRef('a.id', '=', 'c.agent_id').onRef('a.account_id', '=', 'c.account_id'),
-      )
-      .select(CALL_COLUMNS);
-  }
+/** count(*) over the matching rows, through the index for the filter. */
+const scannedTotal = compiledStatement({
+  shape: ({ filters }: ListArgs) => filterShape(filters),
+  build: (db: Executor, args: ListArgs, param: Param<ListArgs>) =>
+    matchingCalls(db, args, param).select((eb) => eb.fn.countAll<number>().as('total')),
+});
 
+const totalOf = (rows: Array<{ total: number }>) => {
+  if (rows.length !== 1) throw new Error('a count answered no row');
+  return rows[0]!.total;
+};
+
+export function callQueries(db: Executor) {
   function matchingEvents(accountId: string, filters: EventFilters) {
     let query = db.selectFrom('call_events').where('account_id', '=', accountId);
     if (filters.callId !== undefined) query = query.where('call_id', '=', filters.callId);
@@ -94,53 +240,25 @@ export function callQueries(db: Executor) {
     return query;
   }
 
-  /**
-   * One page of calls, newest first. Exposed as a query so the benchmark can run the very same SQL.
-   * Past DEEP_OFFSET the page's ids are found first, by an index-only scan, so the name joins run for the page's
-   * rows only instead of for every skipped row (offset 500,000 of 1M calls: ~60 ms instead of ~1 s).
-   */
-  function pageQuery(accountId: string, filters: CallFilters, page: Page) {
-    const newestFirst = <Q extends ReturnType<typeof matchingCalls>>(query: Q) =>
-      query.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc') as Q;
-    if (page.offset < DEEP_OFFSET) {
-      return newestFirst(withNames(matchingCalls(accountId, filters)))
-        .limit(page.limit)
-        .offset(page.offset);
-    }
-    const pageIds = newestFirst(matchingCalls(accountId, filters)).select('c.id').limit(page.limit).offset(page.offset);
-    return newestFirst(withNames(matchingCalls(accountId, {})).where('c.id', 'in', pageIds));
-  }
-
   /** Sums the account's rows of call_counts: a few per (status, agent, campaign, has a recording) in use. */
   async function countFromCounts(
     accountId: string,
     filters: Pick<CallFilters, 'status' | 'agentId' | 'campaignId' | 'hasRecording'>,
   ) {
-    let query = db
-      .selectFrom('call_counts')
-      .select(sql<number>`coalesce(sum(calls), 0)::int8`.as('total'))
-      .where('account_id', '=', accountId);
-    if (filters.status !== undefined) query = query.where('status', '=', filters.status);
-    if (filters.agentId !== undefined) query = query.where('agent_id', '=', filters.agentId);
-    if (filters.campaignId !== undefined) query = query.where('campaign_id', '=', filters.campaignId);
-    if (filters.hasRecording !== undefined) query = query.where('has_recording', '=', filters.hasRecording);
-    return (await query.executeTakeFirstOrThrow()).total;
+    return totalOf(await countedTotal(db, { accountId, filters }));
   }
 
   /** count(*) over the matching rows, through the index for the filter. */
   async function countByScan(accountId: string, filters: CallFilters): Promise<number> {
-    const row = await matchingCalls(accountId, filters)
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .executeTakeFirstOrThrow();
-    return row.total;
+    return totalOf(await scannedTotal(db, { accountId, filters }));
   }
 
   return {
     ...callWriteQueries(db),
-    pageQuery,
 
+    /** One page of calls, newest first. */
     listPage(accountId: string, filters: CallFilters, page: Page) {
-      return pageQuery(accountId, filters, page).execute();
+      return callPage(db, { accountId, filters, page });
     },
 
     /** Exact number of calls matching the filters. */
@@ -152,7 +270,10 @@ export function callQueries(db: Executor) {
     countByScan,
 
     findById(accountId: string, id: string) {
-      return withNames(matchingCalls(accountId, {})).where('c.id', '=', id).executeTakeFirst();
+      const args = { accountId, filters: {} };
+      return withNames(matchingCalls(db, args, valuesOf(args)))
+        .where('c.id', '=', id)
+        .executeTakeFirst();
     },
 
     async exists(accountId: string, id: string): Promise<boolean> {
