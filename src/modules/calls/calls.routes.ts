@@ -25,6 +25,7 @@ import {
   PostCallBody,
   PostCallResult,
   SignedAssetQuery,
+  serializeCallList,
 } from './calls.schemas.js';
 
 const read = allow.account('account.read');
@@ -66,7 +67,11 @@ function callReadRoutes(app: App, calls: CallsService) {
         response: responses(CallList),
       },
     },
-    async (req) => calls.list(req.auth, req.query),
+    async (req, reply) => {
+      const page = await calls.list(req.auth, req.query);
+      reply.serializer(serializeCallList);
+      return page;
+    },
   );
   app.get(
     '/calls/:id',
