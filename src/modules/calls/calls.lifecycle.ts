@@ -248,10 +248,8 @@ export function createCallLifecycle(deps: LifecycleDeps) {
       provider: string,
     ): Promise<{ call: CallRecord; agent: CallAgent } | null> {
       return repo.transaction(async (tx) => {
-        await tx.lockAccountQueue(accountId);
         const call = await tx.findForUpdate(accountId, callId);
         if (call?.status !== 'queued') return null;
-        if ((await tx.countLive(accountId)) >= config.maxConcurrentPerAccount) return null;
         const agent = call.agent_id ? await agents.forCall(accountId, call.agent_id, tx) : undefined;
         const now = clock.now();
         if (agent?.status !== 'active') {
@@ -259,28 +257,16 @@ export function createCallLifecycle(deps: LifecycleDeps) {
           return null;
         }
         const status = call.direction === 'outbound' ? 'dialing' : 'ringing';
-        const started = await tx.updateCall(
+        // Held to the commit: the account's calls start one at a time, so two never take its last free slot.
+        await tx.lockAccountQueue(accountId);
+        const started = await tx.startQueued(
           accountId,
           callId,
-          {
-            status,
-            started_at: now,
-            runner_id: runnerId,
-            provider,
-            agent_version: agent.version,
-            updated_at: now,
-          },
-          { beat: true },
+          config.maxConcurrentPerAccount,
+          { status, started_at: now, runner_id: runnerId, provider, agent_version: agent.version, updated_at: now },
+          { type: `call.${status}`, data: { callId, status, agentVersion: agent.version, provider }, occurredAt: now },
         );
-        await tx.insertEvents(accountId, [
-          {
-            callId,
-            type: `call.${status}`,
-            data: { callId, status, agentVersion: agent.version, provider },
-            occurredAt: now,
-          },
-        ]);
-        return { call: started, agent };
+        return started ? { call: started, agent } : null;
       });
     },
 
@@ -336,19 +322,19 @@ export function createCallLifecycle(deps: LifecycleDeps) {
      * again is listed at once, and the call gets the do_not_call disposition, in the same transaction.
      */
     async recordTurn(accountId: string, callId: string, seq: number, turn: TurnInput, usage: CallUsage) {
+      const event = { data: { callId, seq, ...turn }, occurredAt: clock.now() };
+      if (!(turn.speaker === 'caller' && asksNotToBeCalled(turn.text))) {
+        await repo.recordLiveTurn(accountId, { ...turn, callId, seq }, usage, event);
+        return;
+      }
       await repo.transaction(async (tx) => {
         const call = await tx.findForUpdate(accountId, callId);
         if (!call || isFinal(call.status)) return;
         await tx.insertTurns(accountId, [{ ...turn, callId, seq }]);
         await tx.updateCall(accountId, callId, { usage: JSON.stringify(usage) }, { beat: true });
-        const now = clock.now();
-        await tx.insertEvents(accountId, [
-          { callId, type: 'call.turn', data: { callId, seq, ...turn }, occurredAt: now },
-        ]);
-        if (turn.speaker === 'caller' && asksNotToBeCalled(turn.text)) {
-          await listFarEnd(tx, accountId, call);
-          await setEngineDisposition(tx, accountId, call, 'do_not_call');
-        }
+        await tx.insertEvents(accountId, [{ callId, type: 'call.turn', ...event }]);
+        await listFarEnd(tx, accountId, call);
+        await setEngineDisposition(tx, accountId, call, 'do_not_call');
       });
     },
 

@@ -3,7 +3,7 @@
  * items and events. Part of callQueries (calls.repo.ts); every statement names the account, except the few that look
  * across accounts on purpose (the sweep of lost calls, the queue dispatcher, provider callbacks), which say why.
  */
-import { sql, type Insertable, type Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/repo.js';
 import { newId } from '../../lib/ids.js';
 import {
@@ -39,6 +39,25 @@ export type NewCostItem = Omit<Insertable<CallCostItemsTable>, 'id' | 'account_i
 const LIVE = [...LIVE_CALL_STATUSES];
 /** A call not ended yet: waiting in the queue, or live. */
 const NOT_ENDED = ['queued' as const, ...LIVE];
+
+type CallRow = Selectable<CallsTable>;
+
+/**
+ * The INSERT of one event on a call's timeline, for each row of the CTE `from` (the call, when a statement changed
+ * it), at least a millisecond after the call's latest event as insertEvents does.
+ */
+function timelineEventFrom(
+  from: 'live' | 'started',
+  accountId: string,
+  callId: string,
+  event: { type: CallEventType; data: Record<string, unknown>; occurredAt: Date },
+) {
+  return sql`INSERT INTO call_events (id, account_id, call_id, type, data, occurred_at)
+    SELECT ${newId()}, ${accountId}, id, ${event.type}, ${JSON.stringify(event.data)}::jsonb,
+      greatest(${event.occurredAt}::timestamptz, (SELECT max(occurred_at) + interval '1 millisecond' FROM call_events
+        WHERE account_id = ${accountId} AND call_id = ${callId}))
+    FROM ${sql.table(from)}`;
+}
 
 export function callWriteQueries(db: Executor) {
   return {
@@ -115,6 +134,33 @@ export function callWriteQueries(db: Executor) {
      */
     async lockAccountQueue(accountId: string) {
       await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`parley:call-queue:${accountId}`}, 0))`.execute(db);
+    },
+
+    /**
+     * Starts a queued call if the account has a free slot, with its event, in one statement: what runs under the
+     * account's queue lock (lockAccountQueue) is this and the commit. Null: not queued any more, or no free slot.
+     */
+    async startQueued(
+      accountId: string,
+      callId: string,
+      maxLive: number,
+      changes: CallChanges,
+      event: { type: CallEventType; data: Record<string, unknown>; occurredAt: Date },
+    ): Promise<CallRow | null> {
+      const assignments = sql.join(
+        Object.entries(changes).map(([column, value]) => sql`${sql.ref(column)} = ${value}`),
+      );
+      const { rows } = await sql<CallRow>`
+        WITH started AS (
+          UPDATE calls SET ${assignments}, heartbeat_at = now()
+          WHERE account_id = ${accountId} AND id = ${callId} AND status = 'queued'
+            AND (SELECT count(*) FROM calls WHERE account_id = ${accountId} AND status IN (${sql.join(LIVE)})) < ${maxLive}
+          RETURNING *
+        ), event AS (
+          ${timelineEventFrom('started', accountId, callId, event)}
+        )
+        SELECT * FROM started`.execute(db);
+      return rows[0] ?? null;
     },
 
     async countLive(accountId: string): Promise<number> {
@@ -228,6 +274,34 @@ export function callWriteQueries(db: Executor) {
           })
           .execute();
       }
+    },
+
+    /**
+     * A turn spoken on a live call, in one statement (atomic without a transaction): the turn, the call's usage and
+     * heartbeat, and its `call.turn` event, or nothing when the call has ended. Each turn of 200 live calls was a
+     * transaction of six round trips holding a pooled connection between them; this is one. False: not live.
+     */
+    async recordLiveTurn(
+      accountId: string,
+      turn: NewTurn,
+      usage: CallUsage,
+      event: { data: Record<string, unknown>; occurredAt: Date },
+    ): Promise<boolean> {
+      const { callId } = turn;
+      const { rows } = await sql<{ id: string }>`
+        WITH live AS (
+          UPDATE calls SET usage = ${JSON.stringify(usage)}::jsonb, heartbeat_at = now()
+          WHERE account_id = ${accountId} AND id = ${callId} AND status IN (${sql.join(LIVE)})
+          RETURNING id
+        ), turn AS (
+          INSERT INTO call_transcript_turns (call_id, account_id, seq, speaker, text, start_ms, end_ms)
+          SELECT id, ${accountId}, ${turn.seq}, ${turn.speaker}, ${turn.text}, ${turn.startMs}, ${turn.endMs} FROM live
+          ON CONFLICT (call_id, seq) DO NOTHING
+        ), event AS (
+          ${timelineEventFrom('live', accountId, callId, { type: 'call.turn', ...event })}
+        )
+        SELECT id FROM live`.execute(db);
+      return rows.length > 0;
     },
 
     /** Adds turns; a turn already stored (same call and position) is kept as it is, so a repeated report adds nothing. */
