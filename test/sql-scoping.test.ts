@@ -166,6 +166,18 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
       userAgent: null,
       expiresAt: new Date(),
     }),
+  'domainEvents.insertAll': (q) =>
+    q.insertAll([
+      {
+        id: ID,
+        type: 'agent.created',
+        accountId: ACCOUNT,
+        subject: { type: 'agent', id: ID },
+        data: { name: 'A', status: 'draft', version: 1 },
+        actor: null,
+        occurredAt: new Date(),
+      },
+    ]),
   'domainEvents.insert': (q) =>
     q.insert({
       id: ID,
@@ -253,7 +265,7 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
     ),
   'webhooks.claimDue': (q) => q.claimDue(new Date(), 10, { id: ID, until: new Date() }),
   'webhooks.endpointsByIds': (q) => q.endpointsByIds([ID]),
-  'webhooks.lockEndpoints': (q) => q.lockEndpoints([{ accountId: ACCOUNT, id: ID }]),
+  'webhooks.releaseLeaseLockingEndpoints': (q) => q.releaseLeaseLockingEndpoints(ID, [{ accountId: ACCOUNT, id: ID }]),
   'campaigns.settleContacts': (q) => q.settleContacts(ACCOUNT, ID, [{ contactId: ID, state: 'in_call', attempts: 1 }]),
   'campaigns.decideAttempts': (q) =>
     q.decideAttempts(ACCOUNT, [

@@ -32,10 +32,37 @@ export function createRepo<Q extends object, O extends object>(
   });
 }
 
-/** `db.transaction().execute(work)`, then wakes the workers of the jobs it enqueued (they would otherwise wait for their poll). */
+const beforeCommitByTransaction = new WeakMap<object, Array<() => Promise<void>>>();
+
+/**
+ * Runs `step` inside the transaction once its work is done, just before it commits (writes gathered as the work went,
+ * made in one statement). False when `trx` is not a transaction `inTransaction` opened: then nothing would run it.
+ */
+export function beforeCommit(trx: object, step: () => Promise<void>): boolean {
+  const steps = beforeCommitByTransaction.get(trx);
+  if (!steps) return false;
+  steps.push(step);
+  return true;
+}
+
+/**
+ * `db.transaction().execute(work)`, with the steps `beforeCommit` added run last inside it, then wakes the workers of
+ * the jobs it enqueued (they would otherwise wait for their poll).
+ */
 export async function inTransaction<T>(db: Db, work: (trx: Executor) => Promise<T>): Promise<T> {
   let transaction: Executor | undefined;
-  const result = await db.transaction().execute((trx) => work((transaction = trx)));
+  const result = await db.transaction().execute(async (trx) => {
+    const steps: Array<() => Promise<void>> = [];
+    beforeCommitByTransaction.set((transaction = trx), steps);
+    try {
+      const done = await work(trx);
+      // A step may add another (each runs once, in order).
+      for (let i = 0; i < steps.length; i++) await steps[i]!();
+      return done;
+    } finally {
+      beforeCommitByTransaction.delete(trx);
+    }
+  });
   if (transaction) committed(transaction);
   return result;
 }

@@ -4,7 +4,7 @@
  * own transaction.
  */
 import type { Kysely } from 'kysely';
-import type { Executor, TxHandle } from '../db/repo.js';
+import { beforeCommit, type Executor, type TxHandle } from '../db/repo.js';
 import type { Database } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
@@ -35,8 +35,8 @@ export interface SendOptions {
 /** What the outbox needs of the job queue. */
 export interface OutboxQueue {
   enqueue(queue: string, data: object, options?: SendOptions): Promise<string | null>;
-  /** One job with the same data on each of these queues, in one statement (a domain event's subscribers). */
-  enqueueAll(queues: readonly string[], data: object, options?: Pick<SendOptions, 'trx'>): Promise<void>;
+  /** These jobs, in one statement (domain events' subscribers). */
+  enqueueAll(jobs: ReadonlyArray<{ queue: string; data: object }>, options?: Pick<SendOptions, 'trx'>): Promise<void>;
 }
 
 /** What a transaction can cause besides its own writes; nothing of it happens unless the transaction commits. */
@@ -60,6 +60,12 @@ export interface TransactionSubscriber {
   name: string;
   events: readonly DomainEventType[];
   run(event: DomainEvent, tx: TxHandle): Promise<unknown>;
+  /**
+   * The same for several events of one transaction (in the order they were emitted), in a few statements for all of
+   * them. An event whose in-transaction subscribers all have it is written with the transaction's others just before
+   * it commits; one with a subscriber without it is written when emitted (what the subscriber writes is then there).
+   */
+  runAll?(events: readonly DomainEvent[], tx: TxHandle): Promise<unknown>;
 }
 
 /** Which queue takes which events: one job per subscribed queue for each event. */
@@ -68,9 +74,14 @@ export interface EventRoute {
   events: readonly DomainEventType[] | 'all';
 }
 
+/** Events gathered in a transaction are written once this many wait, whether or not it is about to commit. */
+const GATHERED_AT_MOST = 500;
+
 /**
  * `send` enqueues a job and `emit` records a domain event, enqueues one job per subscriber that wants it and runs
- * the subscribers that act in the transaction itself.
+ * the subscribers that act in the transaction itself. In a transaction `inTransaction` opened, events are gathered
+ * and written together just before it commits: one statement for the events, one for their jobs and a few per
+ * subscriber, whatever their number (see TransactionSubscriber.runAll).
  */
 export function createOutboxFactory(deps: {
   jobs: OutboxQueue;
@@ -79,19 +90,69 @@ export function createOutboxFactory(deps: {
   inTransaction: readonly TransactionSubscriber[];
 }): OutboxFactory {
   const { jobs, routes, clock, inTransaction } = deps;
+  // By event type: its subscribers' queues, those acting in the transaction, and whether its writes can wait.
+  const plans = new Map<DomainEventType, { queues: string[]; acting: TransactionSubscriber[]; gathered: boolean }>();
+  const planOf = (type: DomainEventType) => {
+    let plan = plans.get(type);
+    if (!plan) {
+      const queues = routes.filter(({ events }) => events === 'all' || events.includes(type)).map(({ queue }) => queue);
+      const acting = inTransaction.filter((subscriber) => subscriber.events.includes(type));
+      plans.set(type, (plan = { queues, acting, gathered: acting.every((subscriber) => subscriber.runAll) }));
+    }
+    return plan;
+  };
+  // Each open transaction's events not written yet, in the order they were emitted.
+  const gatheredBy = new WeakMap<object, DomainEvent[]>();
+
+  /** Writes the events gathered in `trx` so far: the events, their jobs, then each subscriber's part. */
+  async function writeGathered(trx: Executor) {
+    const events = gatheredBy.get(trx);
+    if (!events?.length) return;
+    gatheredBy.set(trx, []);
+    await domainEventQueries(trx).insertAll(events);
+    await jobs.enqueueAll(
+      events.flatMap((event) => planOf(event.type).queues.map((queue) => ({ queue, data: { eventId: event.id } }))),
+      { trx },
+    );
+    for (const subscriber of inTransaction) {
+      const theirs = events.filter((event) => subscriber.events.includes(event.type));
+      if (theirs.length > 0) await subscriber.runAll!(theirs, { trx });
+    }
+  }
+
+  /** Whether the event waits to be written with the transaction's others (false: write it now). */
+  function gather(trx: Executor, event: DomainEvent) {
+    if (!planOf(event.type).gathered) return false;
+    let events = gatheredBy.get(trx);
+    if (!events) {
+      const written = async () => {
+        await writeGathered(trx);
+        gatheredBy.delete(trx);
+      };
+      if (!beforeCommit(trx, written)) return false;
+      gatheredBy.set(trx, (events = []));
+    }
+    events.push(event);
+    return true;
+  }
+
   return (trx): Outbox => ({
     send: (name, data, options) => jobs.enqueue(name, data as object, { ...options, trx }),
     async emit(input) {
       const event = { ...input, data: input.data ?? {}, id: newId(), occurredAt: clock.now() } as DomainEvent;
-      await domainEventQueries(trx).insert(event);
-      // One statement for all of the event's subscribers: an event's cost grows with its statements, not its readers.
-      const queues = routes
-        .filter(({ events }) => events === 'all' || events.includes(event.type))
-        .map(({ queue }) => queue);
-      await jobs.enqueueAll(queues, { eventId: event.id }, { trx });
-      for (const subscriber of inTransaction) {
-        if (subscriber.events.includes(event.type)) await subscriber.run(event, { trx });
+      if (gather(trx, event)) {
+        if (gatheredBy.get(trx)!.length >= GATHERED_AT_MOST) await writeGathered(trx);
+        return event;
       }
+      // Written now, after those gathered before it, so events keep the order they happened in.
+      await writeGathered(trx);
+      const plan = planOf(event.type);
+      await domainEventQueries(trx).insert(event);
+      await jobs.enqueueAll(
+        plan.queues.map((queue) => ({ queue, data: { eventId: event.id } })),
+        { trx },
+      );
+      for (const subscriber of plan.acting) await subscriber.run(event, { trx });
       return event;
     },
   });

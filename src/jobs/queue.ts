@@ -110,14 +110,14 @@ export async function openJobQueue(db: Db, options: { log: Logger; registry: Job
     if (jobId !== null) wakeWhenDue(name, startAfter, trx);
     return jobId;
   };
-  const enqueueAll: JobQueue['enqueueAll'] = async (queues, data, { trx } = {}) => {
-    if (queues.length === 0) return;
-    if (queues.length === 1) return void (await enqueue(queues[0]!, data, { trx }));
+  const enqueueAll: JobQueue['enqueueAll'] = async (jobs, { trx } = {}) => {
+    if (jobs.length === 0) return;
+    if (jobs.length === 1) return void (await enqueue(jobs[0]!.queue, jobs[0]!.data, { trx }));
     await boss.insert(
-      queues.map((name) => ({ name, data })),
+      jobs.map(({ queue, data }) => ({ name: queue, data })),
       trx ? { db: transactionExecutor(trx) as PgBoss.Db } : {},
     );
-    for (const name of queues) enqueued(name, trx);
+    for (const { queue } of jobs) enqueued(queue, trx);
   };
   return {
     boss,

@@ -166,3 +166,49 @@ test('endpoints whose attempts time out are claimed only by the penalty lane, on
     await deleteEndpoints(other, otherEndpoint);
   }
 });
+
+test("a transaction's events become deliveries in one statement, in order; a call's later event waits for its earlier one", async () => {
+  const account = await newAccount(t);
+  const [endpointId] = await endpoints(account, 1, () => answeringUrl);
+  const [first, second] = [newId(), newId()];
+  const connected = (callId: string) => ({
+    type: 'call.connected' as const,
+    accountId: account.accountId,
+    subject: { type: 'call', id: callId },
+    data: {
+      callId,
+      agentId: null,
+      contactId: null,
+      status: 'connected' as const,
+      direction: 'outbound',
+      answeredBy: 'human' as const,
+    },
+    actor: null,
+  });
+  // Two events of the first call and one of the second in one transaction, one more of the first call after it.
+  const emitted: string[] = [];
+  await repo.transaction(async (tx) => {
+    for (const callId of [first, second, first]) emitted.push((await tx.emit(connected(callId!))).id);
+  });
+  await repo.transaction(async (tx) => void emitted.push((await tx.emit(connected(first!))).id));
+  const rows = await t.db
+    .selectFrom('webhook_deliveries')
+    .select(['event_id', 'subject_id', 'follows_unsent'])
+    .where('account_id', '=', account.accountId)
+    .where('endpoint_id', '=', endpointId!)
+    .orderBy('seq')
+    .execute();
+  assert.deepEqual(
+    rows.map((row) => [row.event_id, row.subject_id, row.follows_unsent]),
+    [
+      [emitted[0], first, false],
+      [emitted[1], second, false],
+      [emitted[2], first, true],
+      [emitted[3], first, true],
+    ],
+  );
+  // A claim takes each call's first delivery only.
+  const claimed = await claim(250, { lane: 'every', only: [endpointId!] });
+  assert.deepEqual(claimed.map((d) => JSON.parse(d.body).data.callId).sort(), [first, second].sort());
+  await deleteEndpoints(account, [endpointId!]);
+});

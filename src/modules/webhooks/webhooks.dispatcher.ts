@@ -40,6 +40,7 @@ import type {
   ClaimedDelivery,
   ClaimScope,
   EndpointRow,
+  LockedEndpoint,
   WebhooksRepo,
   WebhooksTx,
 } from './webhooks.repo.js';
@@ -149,7 +150,8 @@ function endpointsOf(attempts: EndedAttempt[]) {
  * Each endpoint's failure streak after a batch of its attempts (the tenth failure in a row disables it), and whether
  * its last attempt timed out (the penalty lane).
  */
-async function settleEndpoints(tx: WebhooksTx, attempts: EndedAttempt[]) {
+async function settleEndpoints(tx: WebhooksTx, attempts: EndedAttempt[], locked: LockedEndpoint[]) {
+  const lockedById = new Map(locked.map((endpoint) => [endpoint.id, endpoint]));
   const byEndpoint = new Map<string, EndedAttempt[]>();
   for (const attempt of attempts) {
     const ended = byEndpoint.get(attempt.delivery.endpoint_id);
@@ -158,7 +160,7 @@ async function settleEndpoints(tx: WebhooksTx, attempts: EndedAttempt[]) {
   }
   for (const [endpointId, ended] of byEndpoint) {
     const accountId = ended[0]!.delivery.account_id;
-    const endpoint = await tx.findEndpointForUpdate(accountId, endpointId);
+    const endpoint = lockedById.get(endpointId);
     if (!endpoint) continue;
     const { streak, disabledBy } = failureStreak(endpoint.failure_streak, endpoint.enabled, ended);
     const timedOut = lastTimedOut(ended);
@@ -372,10 +374,10 @@ export function createWebhookDispatcher(deps: DispatcherDeps) {
   async function record(batch: Batch, ended: EndedAttempt[]) {
     await repo.transaction(async (tx) => {
       // A lease that ran out was taken over: its attempts are already recorded as cut off, and made again.
-      if (!(await tx.releaseLease(batch.leaseId))) return;
-      await tx.lockEndpoints(endpointsOf(ended));
+      const locked = await tx.releaseLeaseLockingEndpoints(batch.leaseId, endpointsOf(ended));
+      if (!locked) return;
       await tx.recordOutcomes(ended.map(outcomeOf), clock.now());
-      await settleEndpoints(tx, ended);
+      await settleEndpoints(tx, ended, locked);
     });
   }
 

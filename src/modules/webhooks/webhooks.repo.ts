@@ -23,6 +23,9 @@ export interface ClaimScope {
   timedOut?: readonly string[];
 }
 
+/** An endpoint as a batch's record locks it. */
+export type LockedEndpoint = Pick<EndpointRow, 'id' | 'account_id' | 'enabled' | 'failure_streak' | 'timed_out_at'>;
+
 /** A delivery as the dispatcher claims it. */
 export interface ClaimedDelivery {
   id: string;
@@ -92,20 +95,30 @@ export function webhookQueries(db: Executor) {
     },
 
     /**
-     * Locks these endpoints' rows until the transaction ends, in the order of their ids. A batch is recorded with its
-     * endpoints locked first, as deleting an endpoint locks it before its deliveries: taken in the other order, the
-     * two wait for each other (a deadlock, on PostgreSQL).
+     * Ends a batch's lease and locks its endpoints' rows until the transaction ends, in the order of their ids, in one
+     * statement; null when the lease had run out and another dispatcher took the batch over (nothing is locked then).
+     * A batch is recorded with its endpoints locked first, as deleting an endpoint locks it before its deliveries:
+     * taken in the other order, the two wait for each other (a deadlock, on PostgreSQL). Answers the endpoints as
+     * locked (one deleted meanwhile is left out).
      */
-    async lockEndpoints(endpoints: ReadonlyArray<{ accountId: string; id: string }>) {
-      if (endpoints.length === 0) return;
-      await db
-        .selectFrom('webhook_endpoints')
-        .select('id')
-        .where('account_id', '=', sql<string>`ANY(${[...new Set(endpoints.map((e) => e.accountId))]}::uuid[])`)
-        .where('id', '=', sql<string>`ANY(${endpoints.map((e) => e.id)}::uuid[])`)
-        .orderBy('id')
-        .forUpdate()
-        .execute();
+    async releaseLeaseLockingEndpoints(
+      leaseId: string,
+      endpoints: ReadonlyArray<{ accountId: string; id: string }>,
+    ): Promise<LockedEndpoint[] | null> {
+      const accountIds = [...new Set(endpoints.map((e) => e.accountId))];
+      const { rows } = await sql<{ [K in keyof LockedEndpoint]: LockedEndpoint[K] | null }>`
+        WITH released AS (DELETE FROM webhook_dispatch_leases WHERE id = ${leaseId} RETURNING id)
+        SELECT e.id, e.account_id, e.enabled, e.failure_streak, e.timed_out_at
+        FROM released
+        LEFT JOIN LATERAL (
+          SELECT id, account_id, enabled, failure_streak, timed_out_at FROM webhook_endpoints
+          WHERE account_id = ANY(${accountIds}::uuid[]) AND id = ANY(${endpoints.map((e) => e.id)}::uuid[])
+          ORDER BY id
+          FOR UPDATE
+        ) e ON true
+      `.execute(db);
+      if (rows.length === 0) return null;
+      return rows.filter((row): row is LockedEndpoint => row.id !== null);
     },
 
     /** Locks the endpoint's row until the transaction ends, so streak updates and disabling happen in turn. */
@@ -143,35 +156,54 @@ export function webhookQueries(db: Executor) {
       return Number(result.numDeletedRows) > 0;
     },
 
-    /** The account's enabled endpoints that receive this event type. */
-    subscribedEndpoints(accountId: string, type: string) {
+    /** The account's enabled endpoints that receive any of these event types, oldest first. */
+    subscribedEndpoints(accountId: string, types: readonly string[]) {
       return endpoints(accountId)
-        .selectAll()
+        .select(['id', 'events'])
         .where('enabled', '=', true)
-        .where(sql<boolean>`events @> ${JSON.stringify([type])}::jsonb`)
+        .where(sql<boolean>`events ?| ${[...types]}::text[]`)
         .orderBy('created_at')
         .execute();
     },
 
     /**
-     * New deliveries; answers how many were written. Each notes whether an earlier delivery of its subject to its
-     * endpoint is still unsent, so the dispatcher checks the order only where it has to.
+     * New deliveries, in one statement, numbered in the order given; answers how many were written. Each notes
+     * whether an earlier delivery of its subject to its endpoint is still unsent (one written before, or one earlier
+     * in `rows`), so the dispatcher checks the order only where it has to.
      */
     async insertDeliveries(accountId: string, rows: NewDelivery[]): Promise<number> {
       if (rows.length === 0) return 0;
-      const followsUnsent = (row: NewDelivery) =>
-        row.subject_id == null
-          ? false
-          : sql<boolean>`EXISTS (
-              SELECT 1 FROM webhook_deliveries p
-              WHERE p.account_id = ${accountId} AND p.endpoint_id = ${row.endpoint_id}
-                AND p.subject_id = ${row.subject_id} AND p.state = 'pending'
-                AND NOT p.first_attempt_done)`;
-      const inserted = await db
-        .insertInto('webhook_deliveries')
-        .values(rows.map((row) => ({ ...row, account_id: accountId, follows_unsent: followsUnsent(row) })))
-        .returning('id')
-        .execute();
+      const seen = new Set<string>();
+      const followsInRows = rows.map((row) => {
+        if (row.subject_id == null) return false;
+        const key = `${row.endpoint_id} ${row.subject_id}`;
+        if (seen.has(key)) return true;
+        seen.add(key);
+        return false;
+      });
+      const column = <T>(pick: (row: NewDelivery) => T) => rows.map(pick);
+      const time = (at: Date | string | null | undefined) => (at == null ? null : new Date(at).toISOString());
+      const { rows: inserted } = await sql<{ id: string }>`
+        INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, subject_id, occurred_at,
+                                        body, state, next_attempt_at, created_at, updated_at, follows_unsent)
+        SELECT r.id, ${accountId}, r.endpoint_id, r.event_id, r.event_type, r.subject_id, r.occurred_at, r.body,
+               r.state, r.next_attempt_at, r.created_at, r.updated_at,
+               r.follows_in_rows OR (r.subject_id IS NOT NULL AND EXISTS (
+                 SELECT 1 FROM webhook_deliveries p
+                 WHERE p.account_id = ${accountId} AND p.endpoint_id = r.endpoint_id AND p.subject_id = r.subject_id
+                   AND p.state = 'pending' AND NOT p.first_attempt_done))
+        FROM unnest(
+          ${column((r) => r.id)}::uuid[], ${column((r) => r.endpoint_id)}::uuid[],
+          ${column((r) => r.event_id ?? null)}::uuid[], ${column((r) => r.event_type)}::text[],
+          ${column((r) => r.subject_id ?? null)}::text[], ${column((r) => time(r.occurred_at))}::timestamptz[],
+          ${column((r) => r.body)}::text[], ${column((r) => r.state)}::text[],
+          ${column((r) => time(r.next_attempt_at))}::timestamptz[], ${column((r) => time(r.created_at))}::timestamptz[],
+          ${column((r) => time(r.updated_at))}::timestamptz[], ${followsInRows}::boolean[]
+        ) WITH ORDINALITY AS r(id, endpoint_id, event_id, event_type, subject_id, occurred_at, body, state,
+                               next_attempt_at, created_at, updated_at, follows_in_rows, n)
+        ORDER BY r.n
+        RETURNING id
+      `.execute(db);
       return inserted.length;
     },
 
