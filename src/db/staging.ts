@@ -5,8 +5,11 @@
  * long, so other requests keep running while a file is imported.
  */
 import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { from as copyFrom } from 'pg-copy-streams';
 import { headerKey } from '../lib/csv.js';
 import type { Db } from './client.js';
 import type { Database } from './types.js';
@@ -127,6 +130,37 @@ export function createBatchWriter<T>(batchSize: number, write: (rows: T[]) => Pr
       if (inFlight) await inFlight;
     },
   };
+}
+
+/**
+ * COPY ... FROM STDIN into a table of the session, on PostgreSQL: the text (COPY's text format, whole lines per
+ * piece) streamed from source as it comes, with backpressure. Far cheaper for the server than INSERTs of the same
+ * rows. Kysely hands a query's text to pg's client.query untouched, and pg runs a "submittable" (here pg-copy-streams'
+ * stream) given in its place: that reaches the very connection the session holds, where its temporary tables live.
+ * A failing source cancels the COPY (the connection stays usable) and its error is the one thrown.
+ */
+export async function copyIntoTable(
+  session: Session,
+  table: string,
+  columns: readonly string[],
+  source: AsyncIterable<string>,
+) {
+  const copy = copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`);
+  let sourceError: unknown = null;
+  async function* watched() {
+    try {
+      yield* source;
+    } catch (error) {
+      sourceError = error;
+      throw error;
+    }
+  }
+  await session.executeQuery(CompiledQuery.raw(copy as unknown as string, []));
+  try {
+    await pipeline(Readable.from(watched(), { objectMode: false }), copy);
+  } catch (error) {
+    throw sourceError ?? error;
+  }
 }
 
 /**
