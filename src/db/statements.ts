@@ -58,7 +58,8 @@ function prepare<A, R>(db: Kysely<any>, args: A, build: (db: any, args: A, param
  * and dialect; through a Kysely with plugins (which rewrite or observe each query) it is built and run as usual.
  */
 export function compiledStatement<DB, A, R>(definition: {
-  shape: (args: A) => string;
+  /** What the SQL depends on besides values; without it the statement has one shape. */
+  shape?: (args: A) => string;
   build: (db: Kysely<DB>, args: A, param: Param<A>) => Query<R>;
 }) {
   const { shape, build } = definition;
@@ -69,7 +70,7 @@ export function compiledStatement<DB, A, R>(definition: {
     if (executor.plugins.length > 0) return build(db, args, (read) => read(args)).execute();
     let prepared = byAdapter.get(executor.adapter);
     if (!prepared) byAdapter.set(executor.adapter, (prepared = new Map()));
-    const key = shape(args);
+    const key = shape ? shape(args) : '';
     let statement = prepared.get(key);
     if (!statement) prepared.set(key, (statement = prepare(db, args, build)));
     const parameters = statement.readers.map((read) => read(args));

@@ -2,8 +2,23 @@ import type { Db } from '../../db/client.js';
 import { createRepo, type Executor } from '../../db/repo.js';
 import type { OutboxFactory } from '../../events/outbox.js';
 import { paginate, type Page } from '../../db/pagination.js';
+import { compiledStatement, type Param } from '../../db/statements.js';
 
 const KEY_COLUMNS = ['id', 'name', 'display_prefix', 'created_at', 'last_used_at'] as const;
+
+/** Run on every request that carries a key, unless resolved keys are cached: compiled once. */
+const keyForAuth = compiledStatement({
+  build: (db: Executor, _args: { keyHash: string }, param: Param<{ keyHash: string }>) =>
+    db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select(['api_keys.id', 'api_keys.account_id', 'accounts.status', 'accounts.rate_limit_per_minute'])
+      .where(
+        'api_keys.key_hash',
+        '=',
+        param((a) => a.keyHash),
+      ),
+});
 
 export function apiKeyQueries(db: Executor) {
   return {
@@ -41,13 +56,8 @@ export function apiKeyQueries(db: Executor) {
     },
 
     /** Authentication lookup by hash: the only query not scoped by account, because the key is what names the account. */
-    findForAuth(keyHash: string) {
-      return db
-        .selectFrom('api_keys')
-        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-        .select(['api_keys.id', 'api_keys.account_id', 'accounts.status', 'accounts.rate_limit_per_minute'])
-        .where('api_keys.key_hash', '=', keyHash)
-        .executeTakeFirst();
+    async findForAuth(keyHash: string) {
+      return (await keyForAuth(db, { keyHash }))[0];
     },
 
     touch(accountId: string, id: string, at: Date) {
