@@ -285,6 +285,17 @@ test('with Redis, a budgeted key takes its hits in small leases, and two instanc
     for (let i = 0; i < 800; i++) await a.hit('rl:key:raised', WINDOW_MS, 100_000);
     assert.equal(roundTrips - atStart, 100);
 
+    // Hits arriving together wait for the lease being taken instead of each taking one: 50 hits, 7 round trips.
+    const together = roundTrips;
+    const concurrent = await Promise.all(
+      Array.from({ length: 50 }, () => a.hit('rl:key:together', WINDOW_MS, 100_000)),
+    );
+    assert.deepEqual(
+      concurrent.map((hit) => hit.count).sort((x, y) => x - y),
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
+    assert.equal(roundTrips - together, 7);
+
     // Two instances taking turns: together they are let through no more than the budget, and at most 7 each fewer.
     let allowed = 0;
     for (let i = 0; i < 320; i++) if ((await (i % 2 ? b : a).hit('rl:key:two', WINDOW_MS, 300)).count <= 300) allowed++;

@@ -111,18 +111,37 @@ export function createRedisCounterStore(redis: Redis, prefix = 'parley:', now: (
   }, 60_000);
   sweep.unref();
 
+  // The round trip taking a key's next lease: concurrent hits wait for it instead of each taking a lease of its own.
+  const leasing = new Map<string, Promise<unknown>>();
+
   async function leased(key: string, windowMs: number, budget: number) {
+    for (;;) {
+      const t = now();
+      const lease = leases.get(key);
+      if (lease && lease.next <= lease.last && t < lease.windowEnd) {
+        return { count: lease.next++, resetMs: lease.windowEnd - t };
+      }
+      const inFlight = leasing.get(key);
+      if (!inFlight) break;
+      await inFlight;
+    }
     const t = now();
     const lease = leases.get(key);
-    if (lease && lease.next <= lease.last && t < lease.windowEnd) {
-      return { count: lease.next++, resetMs: lease.windowEnd - t };
-    }
     const counted = lease && t < lease.windowEnd ? lease.last : 0;
     const size = leaseSize(budget, counted);
-    const [count, ttl] = await commands.parleyLease(prefix + key, windowMs, size);
-    const first = count - size + 1;
-    leases.set(key, { next: first + 1, last: count, windowEnd: now() + ttl });
-    return { count: first, resetMs: ttl };
+    const taking = commands.parleyLease(prefix + key, windowMs, size);
+    leasing.set(
+      key,
+      taking.catch(() => {}),
+    );
+    try {
+      const [count, ttl] = await taking;
+      const first = count - size + 1;
+      leases.set(key, { next: first + 1, last: count, windowEnd: now() + ttl });
+      return { count: first, resetMs: ttl };
+    } finally {
+      leasing.delete(key);
+    }
   }
 
   return {
