@@ -11,7 +11,7 @@
  * `total`: the trigger-kept counts against count(*). The database is dropped at the end.
  *
  * Env: CALLS (default 1000000), SECONDS per window (2), PAIRS of windows per filter (8), FILTERS (names to keep,
- * comma-separated: none,status,agent-status,date), PROFILE (a directory: the app writes a --cpu-prof there).
+ * comma-separated: none,status,agent-status,date), PROFILE (a directory: the app and the bare server write --cpu-prof files under app/ and bare/).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -102,16 +102,30 @@ function cpuTicks(pid: number) {
   return { main: ticks(`/proc/${pid}/task/${pid}/stat`), all: ticks(`/proc/${pid}/stat`) };
 }
 
+/** Read and write system calls a process has made (each socket read or write is one). */
+function syscalls(pid: number) {
+  const io = Object.fromEntries(
+    readFileSync(`/proc/${pid}/io`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(': ')),
+  ) as Record<string, string>;
+  return Number(io.syscr) + Number(io.syscw);
+}
+
 interface Window {
   rps: number;
   p50: number;
   /** µs of CPU per request: the server's main thread, and its whole process. */
   mainCpu: number;
   processCpu: number;
+  /** Read and write system calls per request. */
+  syscalls: number;
 }
 
 async function loadWindow(server: ChildServer, url: string, apiKey: string, duration: number): Promise<Window> {
   const before = cpuTicks(server.pid);
+  const callsBefore = syscalls(server.pid);
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -119,6 +133,7 @@ async function loadWindow(server: ChildServer, url: string, apiKey: string, dura
     headers: { authorization: `Bearer ${apiKey}` },
   });
   const after = cpuTicks(server.pid);
+  const callsAfter = syscalls(server.pid);
   const failed = result.non2xx + result.errors;
   if (failed) throw new Error(`${url}: ${failed} failed requests`);
   const requests = result.requests.total;
@@ -128,6 +143,7 @@ async function loadWindow(server: ChildServer, url: string, apiKey: string, dura
     p50: result.latency.p50,
     mainCpu: perRequest(after.main - before.main),
     processCpu: perRequest(after.all - before.all),
+    syscalls: (callsAfter - callsBefore) / requests,
   };
 }
 
@@ -269,7 +285,8 @@ function report(label: string, total: number, sides: Sides, loads: string[]) {
     const w = sides[side];
     console.log(
       `    ${side.padEnd(4)} req/s ${spread(rps(w))}, p50 ${ms(median(w.map((x) => x.p50)))}; ` +
-        `µs CPU/req main thread ${spread(main(w))}, process ${spread(all(w))}   (min / median / max)`,
+        `µs CPU/req main thread ${spread(main(w))}, process ${spread(all(w))}   (min / median / max); ` +
+        `${median(w.map((x) => x.syscalls)).toFixed(1)} reads+writes/req`,
     );
   }
   console.log(
@@ -392,7 +409,7 @@ async function main(databaseUrl: string) {
       const appServer = await startChild(
         '--app',
         { DATABASE_URL: databaseUrl, REDIS_URL: redis ?? '' },
-        profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+        profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}/app`] : [],
       );
       const statements: Record<string, RequestStatements> = {};
       for (const s of scenarioList) {
@@ -404,11 +421,15 @@ async function main(databaseUrl: string) {
           appServer.keyLookupPerRequest,
         );
       }
-      const bareServer = await startChild('--bare', {
-        DATABASE_URL: databaseUrl,
-        BARE_STATEMENTS: JSON.stringify(statements),
-        BARE_POOL_SIZE: String(config.databasePoolSize),
-      });
+      const bareServer = await startChild(
+        '--bare',
+        {
+          DATABASE_URL: databaseUrl,
+          BARE_STATEMENTS: JSON.stringify(statements),
+          BARE_POOL_SIZE: String(config.databasePoolSize),
+        },
+        profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}/bare`] : [],
+      );
       console.log(
         `\nGET /api/v1/calls?limit=25 ${redis ? 'with Redis (API keys cached, rate-limit tokens leased)' : 'without Redis (API keys looked up on every request)'}; ` +
           `${CONNECTIONS} connections, ${PAIRS} pairs of ${SECONDS} s windows (app, bare, bare, app, …), pool ${config.databasePoolSize}`,
