@@ -1,7 +1,7 @@
 /**
  * Contact import benchmark: POST /v1/contact-lists with a generated CSV over real HTTP, on PostgreSQL
  * (DATABASE_URL) and on PGlite, at 100k and 1M rows; against the floor of PostgreSQL COPY of the same
- * file into a bare table (psql \copy), timed in the same run.
+ * file into a bare table (psql \copy), timed right before and right after each import (ABBA).
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/contacts-import.ts [rows...]
  *   MODES=pglite ... (only PGlite; the COPY floor still needs DATABASE_URL)
@@ -16,7 +16,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +77,11 @@ function copyFloor(databaseUrl: string, path: string): number {
   if (copied.status !== 0) throw new Error(`COPY failed: ${copied.stderr}`);
   return seconds;
 }
+
+const loadAverage = () =>
+  loadavg()
+    .map((load) => load.toFixed(2))
+    .join(' ');
 
 interface ChildResult {
   seconds: number;
@@ -233,18 +238,22 @@ async function main() {
       const path = join(dir, `contacts-${rows}.csv`);
       await generate(path, rows);
       const mb = statSync(path).size / 1024 / 1024;
-      const copySeconds = copyFloor(databaseUrl, path);
-      console.log(
-        `\n${rows.toLocaleString('en-US')} rows, ${mb.toFixed(1)} MB. Floor: PostgreSQL COPY into a bare table ${copySeconds.toFixed(2)} s = ${Math.round(rows / copySeconds).toLocaleString('en-US')} rows/s`,
-      );
+      console.log(`\n${rows.toLocaleString('en-US')} rows, ${mb.toFixed(1)} MB (load ${loadAverage()})`);
+      // ABBA: COPY right before and right after each import, so the ratio compares runs under the same load.
       for (const mode of modes) {
+        const copyBefore = copyFloor(databaseUrl, path);
         const result = await runChild(mode, path);
+        const copyAfter = copyFloor(databaseUrl, path);
         if (result.status !== 200) throw new Error(`${mode} import failed: ${JSON.stringify(result)}`);
+        const copySeconds = (copyBefore + copyAfter) / 2;
         const rate = rows / result.seconds;
         console.log(
+          `  COPY into a bare table ${copyBefore.toFixed(2)} s before, ${copyAfter.toFixed(2)} s after = ${Math.round(rows / copySeconds).toLocaleString('en-US')} rows/s`,
+        );
+        console.log(
           `  ${mode.padEnd(8)} import ${result.seconds.toFixed(2)} s (CPU ${result.cpuSeconds.toFixed(2)} s) = ${Math.round(rate).toLocaleString('en-US')} rows/s` +
-            ` = ${((rate / (rows / copySeconds)) * 100).toFixed(1)}% of COPY; RSS ${result.rssBeforeMb} MB before, ${result.maxRssMb} MB peak (JS heap peak ${result.heapPeakMb} MB);` +
-            ` longest stall of another query ${result.longestProbeMs} ms; counts ${JSON.stringify(result.counts)}`,
+            ` = ${(result.seconds / copySeconds).toFixed(1)}x COPY (${((rate / (rows / copySeconds)) * 100).toFixed(1)}%); RSS ${result.rssBeforeMb} MB before, ${result.maxRssMb} MB peak (JS heap peak ${result.heapPeakMb} MB);` +
+            ` longest stall of another query ${result.longestProbeMs} ms; load ${loadAverage()}; counts ${JSON.stringify(result.counts)}`,
         );
       }
     }

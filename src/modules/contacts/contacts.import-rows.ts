@@ -15,7 +15,11 @@ export const IMPORT_CSV_LIMITS = { maxRecordChars: 256 * 1024, maxFieldChars: 32
 
 /** Once this many rows are read (or the file ends) without a fault in the file, a later fault fails the import only. */
 export const READY_ROWS = 2_000;
-const BATCH_ROWS = 10_000;
+/**
+ * Rows a batch holds at most: a COPY streams them all anyway; on PGlite one INSERT stages a batch, and other
+ * requests wait for it meanwhile.
+ */
+const BATCH_ROWS: Record<StagingFormat, number> = { copy: 10_000, json: 5_000 };
 /** Characters of CSV cells staged by one batch at most, whatever the row count. */
 const BATCH_CHARS = 2 * 1024 * 1024;
 
@@ -180,7 +184,7 @@ export async function* readImportRows(
     if (!ready && rows >= READY_ROWS) {
       ready = true;
       yield take(false, true);
-    } else if (staged >= BATCH_ROWS || chars >= BATCH_CHARS) {
+    } else if (staged >= BATCH_ROWS[options.format] || chars >= BATCH_CHARS) {
       yield take(false, false);
     }
   }
