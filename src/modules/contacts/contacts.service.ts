@@ -13,7 +13,6 @@ import type { DncService } from '../dnc/dnc.service.js';
 import type { CsvUpload } from '../../lib/csv.js';
 import { isPhoneCountry, normalizePhone } from '../../lib/phone.js';
 import { canonicalTimeZone } from '../../lib/timezone.js';
-import { createPhonePool, type PhonePool } from '../../lib/phone-pool.js';
 import { importContactList } from './contacts.import.js';
 import { exportContactsCsv } from './contacts.export.js';
 import { patchedAttributesProblem } from './contacts.csv-headers.js';
@@ -62,7 +61,6 @@ export interface ContactsDeps {
   owned: OwnershipCheck;
   accounts: Pick<AuthService, 'defaultCountry'>;
   dnc: Pick<DncService, 'listedNumbersQuery'>;
-  phones?: PhonePool;
   log?: Logger;
 }
 
@@ -116,7 +114,6 @@ const emptyToNull = (value: string | null | undefined) => (value === undefined ?
 
 export function createContactsService(deps: ContactsDeps) {
   const { repo, config, clock, owned, accounts, dnc } = deps;
-  const phones = deps.phones ?? createPhonePool();
 
   async function phoneFilter(auth: Auth, phone: string, field: string) {
     const normalized = normalizePhone(phone, await accounts.defaultCountry(auth.accountId));
@@ -159,7 +156,7 @@ export function createContactsService(deps: ContactsDeps) {
     return changes;
   }
 
-  const importDeps = { db: deps.db, databaseKind: deps.databaseKind, phones };
+  const importDeps = { db: deps.db, databaseKind: deps.databaseKind };
   /** Imports answered at once that this process runs, by list id. */
   const running = new Map<string, RunningImport>();
 
