@@ -11,7 +11,8 @@
  * `total`: the trigger-kept counts against count(*). The database is dropped at the end.
  *
  * Env: CALLS (default 1000000), SECONDS per window (2), PAIRS of windows per filter (8), FILTERS (names to keep,
- * comma-separated: none,status,agent-status,date), PROFILE (a directory: the app and the bare server write --cpu-prof files under app/ and bare/).
+ * comma-separated: none,status,agent-status,date), PROFILE (a directory: the app and the bare server write --cpu-prof files under app/ and bare/),
+ * SERVER_NODE_ARGS (node options for both servers, e.g. --max-semi-space-size=32).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -156,10 +157,15 @@ interface ChildServer {
 
 /** This script in a child process (`--app` or `--bare`), answering its port as one JSON line on stdout. */
 async function startChild(role: '--app' | '--bare', env: Record<string, string>, nodeArgs: string[] = []) {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', fileURLToPath(import.meta.url), role], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
+  const extra = process.env.SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(
+    process.execPath,
+    [...extra, ...nodeArgs, '--import', 'tsx', fileURLToPath(import.meta.url), role],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...env },
+    },
+  );
   let output = '';
   const ready = await new Promise<{ port: number; keyLookupPerRequest: boolean }>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
