@@ -16,6 +16,8 @@ import { readImportRows, type ImportRowsOptions, type RowBatch } from './contact
 export const BATCHES_AHEAD = 2;
 /** Chunks of the file the worker holds or has asked for, at most. */
 export const CHUNKS_AHEAD = 2;
+/** Imports reading in a worker at once: one core stays for the event loop; the next import reads on this thread. */
+const MAX_BUSY_WORKERS = Math.max(1, availableParallelism() - 1);
 /** Idle workers kept for the next import. */
 const IDLE_WORKERS = 2;
 
@@ -76,6 +78,7 @@ export function deserializeError(error: SerializedError): Error {
 
 const workerUrl = siblingModule(import.meta.url, 'contacts.import-worker');
 const idle: Worker[] = [];
+let busy = 0;
 
 function takeWorker(): Worker {
   const worker = idle.pop() ?? newWorker();
@@ -115,6 +118,7 @@ export async function* readImportRowsInWorker(
   options: ImportRowsOptions,
 ): AsyncGenerator<RowBatch> {
   const worker = takeWorker();
+  busy++;
   const input = source[Symbol.asyncIterator]();
   const arrived: RowBatch[] = [];
   let failure: Error | null = null;
@@ -179,6 +183,7 @@ export async function* readImportRowsInWorker(
       });
     }
   } finally {
+    busy--;
     worker.off('message', onMessage);
     worker.off('error', onError);
     worker.off('exit', onExit);
@@ -192,10 +197,11 @@ export async function* readImportRowsInWorker(
   }
 }
 
-/** Where the rows of an import are read: a worker thread when the machine has a core to spare. */
+/** Where the rows of an import are read: a worker thread when the machine has a core to spare, else this thread. */
 export function readImportRowsOffThread(
   source: AsyncIterable<Buffer | Uint8Array | string>,
   options: ImportRowsOptions,
 ): AsyncGenerator<RowBatch> {
-  return availableParallelism() > 1 ? readImportRowsInWorker(source, options) : readImportRows(source, options);
+  const spare = availableParallelism() > 1 && busy < MAX_BUSY_WORKERS;
+  return spare ? readImportRowsInWorker(source, options) : readImportRows(source, options);
 }
