@@ -106,6 +106,10 @@ test('sequence numbers and timestamps beyond their width wrap when built', () =>
   assert.equal(fields.timestamp, 7);
 });
 
+test('a payload type beyond 7 bits is refused rather than truncated', () => {
+  assert.throws(() => buildRtp({ payloadType: 128, sequenceNumber: 0, timestamp: 0, ssrc: 0 }), RtpFormatError);
+});
+
 test('what is not RTP is refused with RtpFormatError', () => {
   assert.throws(() => parseRtp(hex('80001f40')), RtpFormatError); // shorter than the fixed header
   assert.throws(() => parseRtp(hex(`40001f40 0000a000 deadbeef ff`)), RtpFormatError); // version 1

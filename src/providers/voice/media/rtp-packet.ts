@@ -59,6 +59,10 @@ const fitsOneByte = (extensions: Map<number, Uint8Array>) =>
   [...extensions].every(([id, value]) => id >= 1 && id <= 14 && value.length >= 1 && value.length <= 16);
 
 export function buildRtp(input: RtpPacketInput): Uint8Array {
+  // The field is 7 bits: a larger number would silently become another payload type.
+  if (!Number.isInteger(input.payloadType) || input.payloadType < 0 || input.payloadType > 127) {
+    throw new RtpFormatError(`an RTP payload type is 0-127, got ${input.payloadType}`);
+  }
   const packet = new RtpPacket();
   packet.setPayloadType(input.payloadType);
   packet.setMarker(input.marker ?? false);
