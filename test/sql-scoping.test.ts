@@ -146,7 +146,6 @@ const EXAMPLES: Record<string, (q: any) => Promise<unknown>> = {
     q.listPage(ACCOUNT, { status: 'completed', agentId: ID, createdFrom: new Date() }, { limit: 10, offset: 200 }),
   'calls.count': (q) => q.count(ACCOUNT, { status: 'completed', contactId: ID }),
   'calls.countEvents': (q) => q.countEvents(ACCOUNT, {}),
-  'calls.pageQuery': (q) => q.pageQuery(ACCOUNT, { status: 'completed' }, { limit: 10, offset: 0 }).execute(),
   'auth.insertAccountWithOwner': (q) =>
     q.insertAccountWithOwner({
       accountId: ACCOUNT,
@@ -468,6 +467,8 @@ async function repoStatements() {
       byMethod.set(name, [...statements]);
     }
   }
+  for (const name of Object.keys(EXAMPLES))
+    if (!byMethod.has(name)) problems.push(`${name} is no repo method any more: remove its example from EXAMPLES`);
   return { byMethod, problems };
 }
 
