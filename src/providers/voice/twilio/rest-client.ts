@@ -127,7 +127,7 @@ export function createTwilioRestClient(options: TwilioRestOptions): TwilioRestCl
   const authorization = `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`).toString('base64')}`;
   const accountPath = `/${API_VERSION}/Accounts/${encodeURIComponent(options.accountSid)}`;
 
-  async function call<S extends TSchema>(
+  async function send<S extends TSchema>(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
     schema: S | null,
@@ -199,7 +199,7 @@ export function createTwilioRestClient(options: TwilioRestOptions): TwilioRestCl
         throw invalid('A call needs exactly one of Twiml and Url.');
       }
       const events = outbound.statusCallback ? (outbound.statusCallbackEvents ?? STATUS_CALLBACK_EVENTS) : undefined;
-      return call(
+      return send(
         'POST',
         '/Calls.json',
         CallResource,
@@ -219,7 +219,7 @@ export function createTwilioRestClient(options: TwilioRestOptions): TwilioRestCl
     },
 
     async hangUpCall(callSid, signal) {
-      return call(
+      return send(
         'POST',
         `/Calls/${requireId('call SID', callSid)}.json`,
         CallResource,
@@ -231,7 +231,7 @@ export function createTwilioRestClient(options: TwilioRestOptions): TwilioRestCl
     async searchLocalNumbers(country, filter, signal) {
       if (!/^[A-Z]{2}$/.test(country)) throw invalid(`"${country}" is not a two-letter ISO country code.`);
       const query = filter.areaCode ? `?${new URLSearchParams({ AreaCode: filter.areaCode })}` : '';
-      const page = await call(
+      const page = await send(
         'GET',
         `/AvailablePhoneNumbers/${country}/Local.json${query}`,
         AvailableNumberPage,
@@ -250,7 +250,7 @@ export function createTwilioRestClient(options: TwilioRestOptions): TwilioRestCl
 
     async buyNumber(number, signal) {
       if (!number.phoneNumber) throw invalid('A phone number to buy is required.');
-      const bought = await call(
+      const bought = await send(
         'POST',
         '/IncomingPhoneNumbers.json',
         IncomingNumberResource,
@@ -261,7 +261,7 @@ export function createTwilioRestClient(options: TwilioRestOptions): TwilioRestCl
     },
 
     async releaseNumber(numberSid, signal) {
-      await call('DELETE', `/IncomingPhoneNumbers/${requireId('number SID', numberSid)}.json`, null, null, signal);
+      await send('DELETE', `/IncomingPhoneNumbers/${requireId('number SID', numberSid)}.json`, null, null, signal);
     },
   };
 }
