@@ -5,12 +5,12 @@
  * past the bytes it was given, so a lying Content-Length cannot make it wait.
  */
 import {
+  formatParams,
   parseHostPort,
   parseHeaderParams,
   parseNameAddr,
   SipFormatError,
   splitOutsideQuotes,
-  type NameAddr,
 } from './sip-uri.js';
 
 export { SipFormatError };
@@ -287,10 +287,7 @@ export function parseVia(value: string): Via {
 }
 
 export function formatVia(via: Pick<Via, 'transport' | 'host' | 'port' | 'params'>): string {
-  const params = Object.entries(via.params)
-    .map(([name, value]) => (value === null ? `;${name}` : `;${name}=${value}`))
-    .join('');
-  return `SIP/2.0/${via.transport} ${via.host}${via.port !== undefined ? `:${via.port}` : ''}${params}`;
+  return `SIP/2.0/${via.transport} ${via.host}${via.port !== undefined ? `:${via.port}` : ''}${formatParams(via.params)}`;
 }
 
 export interface CSeq {
@@ -308,11 +305,6 @@ export function parseCSeq(value: string): CSeq {
 /** The tag of a From or To header, if it has one. */
 export function tagOf(value: string): string | undefined {
   return parseNameAddr(value).params.tag ?? undefined;
-}
-
-/** Contact, From, To and Route values parsed. */
-export function parseAddressHeader(value: string): NameAddr {
-  return parseNameAddr(value);
 }
 
 function parseContentLength(value: string): number {

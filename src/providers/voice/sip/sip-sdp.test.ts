@@ -92,6 +92,18 @@ test('static payload types without rtpmap, no telephone-event, media-level c=, s
   assert.doesNotMatch(result.sdp, /telephone-event/);
 });
 
+test('a codec offered under a dynamic payload type is answered with that number', () => {
+  const offer = CARRIER_OFFER.replace('RTP/AVP 18 8 0 96', 'RTP/AVP 97 96').replace(
+    'a=rtpmap:96 telephone-event/8000',
+    'a=rtpmap:97 pcmu/8000\r\na=rtpmap:96 telephone-event/8000',
+  );
+  const result = negotiateSdpAnswer(offer, { address: '198.51.100.7', port: 40000 });
+  assert.ok(result.ok);
+  assert.equal(result.remote.payloadType, 97);
+  assert.equal(result.remote.codec, 'PCMU');
+  assert.match(result.sdp, /\r\nm=audio 40000 RTP\/AVP 97 96\r\na=rtpmap:97 PCMU\/8000\r\n/);
+});
+
 test('no common codec, no audio, or not SDP: refused with a clear reason', () => {
   const g729 = CARRIER_OFFER.replace('RTP/AVP 18 8 0 96', 'RTP/AVP 18 96');
   assert.deepEqual(negotiateSdpAnswer(g729, { address: '198.51.100.7', port: 40000 }), {

@@ -37,17 +37,8 @@ export interface LocalMedia {
 export function buildSdpOffer(local: LocalMedia & { codecs?: readonly G711Codec[] }): string {
   const codecs = local.codecs ?? DEFAULT_CODECS;
   if (codecs.length === 0) throw new SdpNegotiationError('an offer needs at least one codec');
-  return sdpTransform.write(
-    session(
-      local,
-      audioMedia(
-        local.port,
-        codecs.map((codec) => CODEC_PAYLOAD_TYPES[codec]),
-        DEFAULT_DTMF_PAYLOAD_TYPE,
-        'sendrecv',
-      ),
-    ),
-  );
+  const formats = codecs.map((codec) => ({ payload: CODEC_PAYLOAD_TYPES[codec], codec }));
+  return sdpTransform.write(session(local, [audioMedia(local.port, formats, DEFAULT_DTMF_PAYLOAD_TYPE, 'sendrecv')]));
 }
 
 export type SdpAnswerResult = { ok: true; sdp: string; remote: RemoteMedia } | { ok: false; reason: string };
@@ -70,26 +61,24 @@ export function negotiateSdpAnswer(
   const offer = parseSdp(offerText);
   if (!offer.ok) return offer;
   const supported = local.codecs ?? DEFAULT_CODECS;
-  let chosen: { index: number; remote: RemoteMedia; direction: keyof typeof ANSWER_DIRECTION } | null = null;
   const reasons: string[] = [];
-  offer.description.media.forEach((media, index) => {
-    if (chosen) return;
-    const usable = readAudioMedia(offer.description, media, supported);
-    if ('reason' in usable) reasons.push(usable.reason);
-    else chosen = { index, remote: usable, direction: media.direction ?? offer.description.direction ?? 'sendrecv' };
-  });
-  if (!chosen) return { ok: false, reason: reasons[0] ?? 'the offer has no audio stream' };
-  const { index, remote, direction } = chosen as {
-    index: number;
-    remote: RemoteMedia;
-    direction: keyof typeof ANSWER_DIRECTION;
-  };
-  const media = offer.description.media.map((offered, i) =>
-    i === index
-      ? audioMedia(local.port, [remote.payloadType], remote.dtmfPayloadType, ANSWER_DIRECTION[direction])
-      : { type: offered.type, port: 0, protocol: offered.protocol, payloads: offered.payloads, rtp: [], fmtp: [] },
-  );
-  return { ok: true, sdp: sdpTransform.write({ ...session(local, media[0]!), media }), remote };
+  for (const [index, offered] of offer.description.media.entries()) {
+    const remote = readAudioMedia(offer.description, offered, supported);
+    if ('reason' in remote) {
+      reasons.push(remote.reason);
+      continue;
+    }
+    const direction = ANSWER_DIRECTION[offered.direction ?? offer.description.direction ?? 'sendrecv'];
+    // The far end's payload type numbers are kept: a dynamic one (PCMU as 96) is answered as offered.
+    const format = { payload: remote.payloadType, codec: remote.codec };
+    const media = offer.description.media.map((other, i) =>
+      i === index
+        ? audioMedia(local.port, [format], remote.dtmfPayloadType, direction)
+        : { type: other.type, port: 0, protocol: other.protocol, payloads: other.payloads, rtp: [], fmtp: [] },
+    );
+    return { ok: true, sdp: sdpTransform.write(session(local, media)), remote };
+  }
+  return { ok: false, reason: reasons[0] ?? 'the offer has no audio stream' };
 }
 
 /** What the far end chose in its answer to our offer; throws SdpNegotiationError when it took nothing we speak. */
@@ -159,18 +148,18 @@ function readAudioMedia(
 
 function audioMedia(
   port: number,
-  payloadTypes: number[],
+  formats: Array<{ payload: number; codec: G711Codec }>,
   dtmfPayloadType: number | null,
   direction: 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive',
 ): MediaDescription {
-  const all = dtmfPayloadType === null ? payloadTypes : [...payloadTypes, dtmfPayloadType];
+  const payloads = formats.map((format) => format.payload);
   return {
     type: 'audio',
     port,
     protocol: 'RTP/AVP',
-    payloads: all.join(' '),
+    payloads: (dtmfPayloadType === null ? payloads : [...payloads, dtmfPayloadType]).join(' '),
     rtp: [
-      ...payloadTypes.map((payload) => ({ payload, codec: STATIC_PAYLOAD_TYPES[payload]!, rate: 8000 })),
+      ...formats.map(({ payload, codec }) => ({ payload, codec, rate: 8000 })),
       ...(dtmfPayloadType === null ? [] : [{ payload: dtmfPayloadType, codec: 'telephone-event', rate: 8000 }]),
     ],
     // 0-16: the digits, * # A-D and flash.
@@ -180,7 +169,7 @@ function audioMedia(
   };
 }
 
-function session(local: LocalMedia, media: MediaDescription): SessionDescription {
+function session(local: LocalMedia, media: MediaDescription[]): SessionDescription {
   const ipVer = local.address.includes(':') ? 6 : 4;
   return {
     version: 0,
@@ -195,6 +184,6 @@ function session(local: LocalMedia, media: MediaDescription): SessionDescription
     name: 'Parley',
     connection: { version: ipVer, ip: local.address },
     timing: { start: 0, stop: 0 },
-    media: [media],
+    media,
   };
 }
