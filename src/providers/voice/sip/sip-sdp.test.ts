@@ -141,3 +141,42 @@ test('an answer that refused our audio, or picked nothing we offered, is an SdpN
   );
   assert.throws(() => parseSdpAnswer(CARRIER_OFFER.replace('RTP/AVP 18 8 0 96', 'RTP/AVP 18')), /no common codec/);
 });
+
+test('mangled SDP is answered with a reason or a usable stream, never an exception', () => {
+  let state = 99;
+  const random = () => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    return state;
+  };
+  const printable = ' 0123456789abcxyz=:/.\r\n-';
+  for (let round = 0; round < 3000; round++) {
+    const chars = [...CARRIER_OFFER];
+    for (let edits = 1 + (random() % 4); edits > 0; edits--)
+      chars[random() % chars.length] = printable[random() % printable.length]!;
+    const result = negotiateSdpAnswer(chars.join(''), { address: '198.51.100.7', port: 40000 });
+    if (!result.ok) continue;
+    assert.ok(
+      Number.isInteger(result.remote.port) && result.remote.port > 0 && result.remote.port <= 65535,
+      `round ${round}`,
+    );
+    assert.ok(['PCMU', 'PCMA'].includes(result.remote.codec), `round ${round}`);
+    assert.doesNotThrow(() => parseSdpAnswer(result.sdp), `round ${round}: our answer reads back`);
+  }
+  assert.deepEqual(
+    negotiateSdpAnswer(CARRIER_OFFER.replace('m=audio 31000', 'm=audio 99999'), { address: 'x', port: 1 }),
+    {
+      ok: false,
+      reason: 'bad audio port 99999',
+    },
+  );
+  assert.deepEqual(
+    negotiateSdpAnswer(CARRIER_OFFER.replace('c=IN IP4 203.0.113.10', 'c=IN IP4 sbc.example.com'), {
+      address: 'x',
+      port: 1,
+    }),
+    {
+      ok: false,
+      reason: 'the c= address is not an IP address: sbc.example.com',
+    },
+  );
+});

@@ -3,6 +3,7 @@
  * RFC 4733 telephone-event for the keypad, 20 ms packets. Reading and writing the text is `sdp-transform`;
  * this file decides what to offer, what to answer and what the far end chose.
  */
+import { isIP } from 'node:net';
 import sdpTransform, { type MediaDescription, type SessionDescription } from 'sdp-transform';
 
 export type G711Codec = 'PCMU' | 'PCMA';
@@ -110,16 +111,23 @@ function readAudioMedia(
   media: MediaDescription,
   supported: readonly G711Codec[],
 ): RemoteMedia | { reason: string } {
+  if (media.type === undefined) return { reason: 'an unreadable m= line' };
   if (media.type !== 'audio') return { reason: `no audio stream (a ${media.type} stream)` };
   if (media.port === 0) return { reason: 'the audio stream is refused (port 0)' };
-  if (!/^RTP\/AVP$/i.test(media.protocol))
+  if (!Number.isInteger(media.port) || media.port > 65535) return { reason: `bad audio port ${media.port}` };
+  if (!/^RTP\/AVP$/i.test(media.protocol ?? '')) {
     return { reason: `unsupported media protocol ${media.protocol} (plain RTP/AVP only)` };
+  }
   const address = media.connection?.ip ?? description.connection?.ip;
   if (!address) return { reason: 'no c= address for the audio stream' };
-  const offered = String(media.payloads ?? '')
+  if (isIP(address) === 0) return { reason: `the c= address is not an IP address: ${address.slice(0, 60)}` };
+  const formats = String(media.payloads ?? '')
     .split(/\s+/)
-    .filter((p) => p !== '')
-    .map(Number);
+    .filter((p) => p !== '');
+  if (formats.some((format) => !/^\d{1,3}$/.test(format) || Number(format) > 127)) {
+    return { reason: `bad payload type list: ${String(media.payloads).slice(0, 60)}` };
+  }
+  const offered = formats.map(Number);
   const codecOf = (payloadType: number): string | undefined => {
     const rtp = media.rtp.find((entry) => entry.payload === payloadType);
     if (rtp) return rtp.rate === 8000 ? rtp.codec.toUpperCase() : undefined;
