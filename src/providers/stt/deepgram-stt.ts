@@ -357,13 +357,15 @@ function startSession(
       });
     },
     abort() {
+      if (state === 'closed') return;
+      failure = new ProviderError(PROVIDER, 'aborted', 'the stream was aborted');
       state = 'closed';
       clearInterval(keepAlive);
       if (finishTimer) clearTimeout(finishTimer);
       socket.removeAllListeners();
       socket.on('error', () => {});
       socket.terminate();
-      settleFinish?.(new ProviderError(PROVIDER, 'aborted', 'the stream was aborted'));
+      settleFinish?.(failure);
     },
     get audioSeconds() {
       return samplesSent / open.sampleRate;

@@ -57,7 +57,7 @@ export interface SttSession {
   send(pcm: Int16Array): void;
   /** Ends the audio, waits for the last final transcript and the provider's close; rejects with a ProviderError. */
   finish(): Promise<void>;
-  /** Drops the connection at once; no more events are delivered. */
+  /** Drops the connection at once; no more events are delivered, and send() and finish() fail as `aborted`. */
   abort(): void;
   /** Seconds of audio sent so far (what providers bill). */
   readonly audioSeconds: number;

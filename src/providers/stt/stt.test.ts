@@ -285,6 +285,8 @@ describe('deepgram adapter against a local server speaking its protocol', () => 
     const finishing = session.finish();
     session.abort();
     assert.equal((await errorOf(finishing)).code, 'aborted');
+    assert.equal((await errorOf(session.finish())).code, 'aborted');
+    assert.throws(() => session.send(silence(20)), /aborted/);
     assert.deepEqual(rec.events, []);
   });
 
