@@ -112,6 +112,7 @@ describe('deepgram adapter against a local server speaking its protocol', () => 
     server.script = [];
     server.dropAfterMs = null;
     server.malformedReply = null;
+    server.ignoreCloseStream = false;
   });
 
   const stt = (options: Partial<DeepgramSttOptions> = {}) =>
@@ -263,6 +264,16 @@ describe('deepgram adapter against a local server speaking its protocol', () => 
     assert.equal(await errorOf(session.finish()), event.error);
     assert.throws(() => session.send(silence(20)), /connection was lost/);
     assert.equal(rec.events.filter(isError).length, 1);
+  });
+
+  test('a server that never closes the stream makes finish() fail with a timeout, not hang', async () => {
+    server.ignoreCloseStream = true;
+    const rec = recorder();
+    const session = await open(rec, {}, stt({ timeoutMs: 50 }));
+    sendInFrames(session, silence(100));
+    const error = await errorOf(session.finish());
+    assert.equal(error.code, 'timeout');
+    assert.deepEqual(rec.events, [{ type: 'error', error }]);
   });
 
   test('a message outside the protocol is a bad_response error', async () => {
