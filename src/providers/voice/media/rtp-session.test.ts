@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -272,5 +272,62 @@ test('tshark reads the capture of a call: RTP both ways and the DTMF events', {
     await a.close();
     await b.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const sipp = spawnSync('sipp', ['-v'], { stdio: 'ignore' }).error === undefined;
+
+async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, LOOPBACK, resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
+
+test('sipp echoes the session back: the same audio and the digit once', {
+  skip: !sipp && 'sipp is not installed (apt-get install sip-tester) to echo RTP',
+}, async () => {
+  const mediaPort = await freeUdpPort();
+  const sipPort = await freeUdpPort();
+  const args = ['-sn', 'uas', '-rtp_echo', '-i', LOOPBACK, '-p', String(sipPort), '-mp', String(mediaPort), '-nostdin'];
+  const child = spawn('sipp', args, { stdio: 'ignore' });
+  const probe = createSocket('udp4');
+  let session: RtpSession | undefined;
+  try {
+    // sipp is ready once it echoes a probe.
+    let echoed = false;
+    probe.on('message', () => {
+      echoed = true;
+    });
+    await new Promise<void>((resolve) => probe.bind(0, LOOPBACK, resolve));
+    const deadline = Date.now() + GUARD_MS;
+    while (!echoed) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error('sipp did not echo');
+      probe.send(Buffer.from([0x80, 0, 0, 0]), mediaPort, LOOPBACK);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const opened = await openRtpSession({
+      localAddress: LOOPBACK,
+      localPort: 0,
+      remote: { address: LOOPBACK, port: mediaPort },
+      payloadType: 0,
+      dtmfPayloadType: 101,
+      jitterBuffer: KEEP_ALL,
+    });
+    session = opened;
+    const digits: string[] = [];
+    opened.onDigit((digit) => digits.push(digit.digit));
+    const pcm = tone(10 * FRAME_SAMPLES);
+    await opened.play(pcm);
+    await opened.sendDtmf('5');
+    await until(() => opened.stats.packetsReceived === opened.stats.packetsSent, 'every packet echoed');
+    assert.deepEqual(pullAudio(opened, 10), decodeMulaw(encodeMulaw(pcm)));
+    assert.deepEqual(digits, ['5']);
+    assert.equal(opened.stats.lost, 0);
+  } finally {
+    await session?.close();
+    probe.close();
+    child.kill();
   }
 });
