@@ -22,6 +22,10 @@ test('a second SSRC is dropped, not mixed in', () => {
   assert.equal(counter.accept(packet(10), true, 0), true);
   assert.equal(counter.accept(packet(11, 1760, 8), true, 20), false);
   assert.equal(counter.stats.dropped.unexpectedSsrc, 1);
+  counter.restart(); // a new far end: its SSRC and sequence are learnt afresh, the losses so far kept
+  assert.equal(counter.accept(packet(500, 0, 8), true, 40), true);
+  assert.equal(counter.accept(packet(502, 320, 8), true, 80), true);
+  assert.equal(counter.stats.lost, 1);
 });
 
 test('interarrival jitter follows RFC 3550: zero for perfect pacing, J += (|D| - J) / 16 otherwise', () => {

@@ -24,6 +24,8 @@ export interface RtpReceiveCounter {
   readonly stats: Readonly<RtpReceiveStats>;
   arrived(bytes: number): void;
   drop(reason: RtpDropReason): void;
+  /** A new far end: the next packet's SSRC is accepted and starts a new sequence; the counts carry on. */
+  restart(): void;
   /** A well-formed packet from the far end: false when it must be dropped (another SSRC, a duplicate). */
   accept(
     packet: Pick<RtpPacketFields, 'ssrc' | 'sequenceNumber' | 'timestamp'>,
@@ -49,6 +51,7 @@ export function createRtpReceiveStats(clockRate = 8000): RtpReceiveCounter {
   let lowest = 0;
   let highest = 0;
   let distinct = 0;
+  let lostBefore = 0;
   const recent = new Set<number>();
   const recentOrder: number[] = [];
   let jitter = 0; // in timestamp units, as RFC 3550 keeps it
@@ -62,6 +65,14 @@ export function createRtpReceiveStats(clockRate = 8000): RtpReceiveCounter {
     },
     drop(reason) {
       stats.dropped[reason]++;
+    },
+    restart() {
+      lostBefore = stats.lost;
+      ssrc = null;
+      distinct = 0;
+      recent.clear();
+      recentOrder.length = 0;
+      previous = null;
     },
     accept(packet, isAudio, arrivalMs) {
       if (ssrc === null) {
@@ -82,7 +93,7 @@ export function createRtpReceiveStats(clockRate = 8000): RtpReceiveCounter {
       highest = Math.max(highest, extended);
       lowest = Math.min(lowest, extended);
       distinct++;
-      stats.lost = Math.max(0, highest - lowest + 1 - distinct);
+      stats.lost = lostBefore + Math.max(0, highest - lowest + 1 - distinct);
 
       if (isAudio) {
         if (previous) {

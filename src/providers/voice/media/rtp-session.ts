@@ -47,7 +47,7 @@ export interface RtpSession {
   /** The address and port the socket is bound to (the port to put in SDP). */
   readonly local: UdpEndpoint;
   readonly ssrc: number;
-  /** Points the session at another far end (an SDP answer or re-INVITE names it after the socket is open). */
+  /** Points the session at another far end (an SDP answer or re-INVITE names it); its SSRC is learnt anew. */
   setRemote(remote: UdpEndpoint): void;
   /** The next 20 ms of received audio (8 kHz PCM), or silence while buffering. */
   pull(): PulledFrame;
@@ -213,6 +213,7 @@ export async function openRtpSession(options: RtpSessionOptions): Promise<RtpSes
     ssrc: packetizer.ssrc,
     setRemote(next) {
       remote = { address: next.address, port: next.port };
+      receive.restart();
     },
     pull: () => jitter.pull(),
     onDigit(listener) {
