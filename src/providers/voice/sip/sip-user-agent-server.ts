@@ -72,6 +72,7 @@ export class SipServerTransactions {
     const existing = this.transactions.get(key);
     if (existing) {
       if (existing.last) this.agent.send(existing.last, existing.source);
+      else if (request.method === 'INVITE') this.agent.send(buildResponse(request, 100, 'Trying'), source);
       return;
     }
     const transaction: ServerTransaction = { request, source, toTag: newTag() };
@@ -195,6 +196,11 @@ export class SipServerTransactions {
       this.agent.later(at, () => this.agent.send(transaction.last!, transaction.source)),
     );
     transaction.stopRetransmits = () => retransmits.forEach((timer) => this.agent.cancelTimer(timer));
+    // A 200 never ACKed: the call is not up, so the dialog is ended with a BYE (RFC 3261 13.3.1.4).
+    this.agent.later(64 * this.agent.timers.T1, () => {
+      const dialog = transaction.dialog;
+      if (dialog && transaction.stopRetransmits && !dialog.ended) void dialog.bye();
+    });
   }
 
   private respond(

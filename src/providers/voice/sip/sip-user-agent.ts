@@ -5,21 +5,14 @@
  * carries SDP in and out, nothing more.
  */
 import { EventEmitter } from 'node:events';
-import {
-  buildAckFor2xx,
-  buildAckForFailure,
-  buildCancel,
-  buildRequest,
-  buildResponse,
-  type RequestFields,
-} from './sip-builders.js';
+import { buildAckFor2xx, buildCancel, buildRequest, type RequestFields } from './sip-builders.js';
 import { buildDigestAuthorization, type DigestCredentials } from './sip-digest.js';
+import { SipClientTransactions } from './sip-client-transactions.js';
 import { SipDialog } from './sip-dialog.js';
 import {
   getHeader,
   getHeaders,
   parseCSeq,
-  parseVia,
   requireHeader,
   tagOf,
   type SipHeader,
@@ -31,7 +24,6 @@ import {
   inviteOutcome,
   newBranch,
   newTag,
-  retransmitSchedule,
   ringTimeoutOutcome,
   SIP_TIMERS,
   type CallOutcome,
@@ -82,24 +74,20 @@ export interface SipUserAgentEvents {
   call: [dialog: SipDialog];
 }
 
-interface PendingClient {
-  onResponse(response: SipResponse): void;
-  abort(): void;
-}
-
 export class SipUserAgent extends EventEmitter<SipUserAgentEvents> {
   readonly timers: SipTimers;
-  private readonly clients = new Map<string, PendingClient>();
   private readonly dialogs = new Map<string, SipDialog>();
   private readonly pendingTimers = new Set<NodeJS.Timeout>();
   private readonly server: SipServerTransactions;
+  private readonly clientTransactions: SipClientTransactions;
   private transport!: SipUdpTransport;
-  private closed = false;
+  private shutDown = false;
 
   private constructor(private readonly options: SipUserAgentOptions) {
     super();
     this.timers = { ...SIP_TIMERS, ...options.timers };
     this.server = new SipServerTransactions(this, options.onInvite);
+    this.clientTransactions = new SipClientTransactions(this);
   }
 
   static async start(options: SipUserAgentOptions = {}): Promise<SipUserAgent> {
@@ -119,6 +107,10 @@ export class SipUserAgent extends EventEmitter<SipUserAgentEvents> {
 
   get address(): SipPeer {
     return { host: this.transport.host, port: this.transport.port };
+  }
+
+  get closed(): boolean {
+    return this.shutDown;
   }
 
   /** Datagrams dropped as unreadable or unusable. */
@@ -229,9 +221,9 @@ export class SipUserAgent extends EventEmitter<SipUserAgentEvents> {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const client of [...this.clients.values()]) client.abort();
+    if (this.shutDown) return;
+    this.shutDown = true;
+    this.clientTransactions.abortAll();
     for (const timer of this.pendingTimers) clearTimeout(timer);
     this.pendingTimers.clear();
     await this.transport.close();
@@ -284,59 +276,14 @@ export class SipUserAgent extends EventEmitter<SipUserAgentEvents> {
     return dialog;
   }
 
-  /**
-   * A client transaction over UDP: retransmits on the RFC 3261 schedule (an INVITE stops at its first
-   * provisional), resolves with the final response, or a local 408 when Timer B/F expires or the agent closes.
-   * A non-2xx final to an INVITE is ACKed here, and again for each retransmission of it during Timer D.
-   */
+  /** @internal a client transaction; see SipClientTransactions. */
   transact(request: SipRequest, to: SipPeer, onProvisional?: (response: SipResponse) => void): Promise<SipResponse> {
-    const branch = parseVia(requireHeader(request, 'Via')).branch!;
-    const key = clientKey(branch, request.method);
-    const invite = request.method === 'INVITE';
-    return new Promise((resolve) => {
-      if (this.closed) return resolve(buildResponse(request, 408, 'Request Timeout'));
-      const retransmits = retransmitSchedule(request.method, 'UDP', this.timers).map((at) =>
-        this.later(at, () => this.send(request, to)),
-      );
-      const stopRetransmits = () => retransmits.forEach((timer) => this.cancelTimer(timer));
-      const finish = (response: SipResponse) => {
-        stopRetransmits();
-        this.cancelTimer(timeout);
-        this.clients.delete(key);
-        resolve(response);
-      };
-      const timeout = this.later(invite ? this.timers.B : this.timers.F, () =>
-        finish(buildResponse(request, 408, 'Request Timeout')),
-      );
-      this.clients.set(key, {
-        abort: () => finish(buildResponse(request, 408, 'Request Timeout')),
-        onResponse: (response) => {
-          if (response.status < 200) {
-            if (invite) stopRetransmits();
-            onProvisional?.(response);
-            return;
-          }
-          finish(response);
-          if (invite && response.status >= 300) {
-            const ack = buildAckForFailure(request, response);
-            this.send(ack, to);
-            this.clients.set(key, { onResponse: () => this.send(ack, to), abort: () => {} });
-            this.later(this.timers.D, () => this.clients.delete(key));
-          }
-        },
-      });
-      this.send(request, to);
-    });
+    return this.clientTransactions.transact(request, to, onProvisional);
   }
 
   private receiveResponse(response: SipResponse): void {
-    const via = parseVia(requireHeader(response, 'Via'));
+    if (this.clientTransactions.receive(response)) return;
     const cseq = parseCSeq(requireHeader(response, 'CSeq'));
-    const client = via.branch === undefined ? undefined : this.clients.get(clientKey(via.branch, cseq.method));
-    if (client) {
-      client.onResponse(response);
-      return;
-    }
     // A 200 to our INVITE sent again: our ACK was lost, send it again.
     if (cseq.method === 'INVITE' && response.status >= 200 && response.status < 300) {
       const dialog = this.findDialog(requireHeader(response, 'Call-ID'), tagOf(requireHeader(response, 'From')));
@@ -383,10 +330,6 @@ export class SipUserAgent extends EventEmitter<SipUserAgentEvents> {
     }
     return { outcome: inviteOutcome(final.status, final.reason), provisional, dialog };
   }
-}
-
-function clientKey(branch: string, method: string): string {
-  return `${branch} ${method === 'ACK' ? 'INVITE' : method}`;
 }
 
 function dialogKey(callId: string, localTag: string): string {
