@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../../config.js';
-import { isProviderError, type ProviderError } from '../provider-error.js';
+import { providerErrorOf } from '../../../test/provider-errors.js';
 import { sseData } from '../sse.js';
 import {
   collectChat,
@@ -70,16 +70,6 @@ const textChunk = (content: string, finish: string | null = null) => ({
   object: 'chat.completion.chunk',
   choices: [{ index: 0, delta: { content }, finish_reason: finish }],
 });
-
-async function errorOf(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(isProviderError(error), `expected a ProviderError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected the turn to fail');
-}
 
 function assertNoKey(error: Error) {
   for (const text of [error.message, error.stack ?? '', JSON.stringify(error), String(error)]) {
@@ -215,7 +205,7 @@ test('an error status becomes a ProviderError without the API key, even when the
       JSON.stringify({ error: { message: `Incorrect API key provided: ${API_KEY}`, type: 'invalid_request_error' } }),
     );
   };
-  const error = await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
+  const error = await providerErrorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
   assert.equal(error.code, 'upstream_error');
   assert.equal(error.status, 401);
   assert.match(error.message, /answered 401: Incorrect API key provided: \[redacted\]/);
@@ -225,7 +215,9 @@ test('an error status becomes a ProviderError without the API key, even when the
     res.writeHead(503);
     res.end('<html>upstream down</html>');
   };
-  const unavailable = await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
+  const unavailable = await providerErrorOf(
+    collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })),
+  );
   assert.equal(unavailable.status, 503);
   assert.match(unavailable.message, /answered 503: <html>upstream down<\/html>/);
 });
@@ -233,18 +225,18 @@ test('an error status becomes a ProviderError without the API key, even when the
 test('broken streams fail clearly: an error event, an event that is not JSON, a stream cut short', async () => {
   handler = (_req, res) =>
     streamEvents(res, [textChunk('Hi'), { error: { message: 'model overloaded' } }], { done: false });
-  const overloaded = await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
+  const overloaded = await providerErrorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
   assert.equal(overloaded.code, 'upstream_error');
   assert.match(overloaded.message, /model overloaded/);
 
   handler = (_req, res) => streamEvents(res, ['{not json']);
   assert.equal(
-    (await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })))).code,
+    (await providerErrorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })))).code,
     'bad_response',
   );
 
   handler = (_req, res) => streamEvents(res, [textChunk('Hel')], { done: false });
-  const cut = await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
+  const cut = await providerErrorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }] })));
   assert.equal(cut.code, 'bad_response');
   assert.match(cut.message, /ended before its last event/);
 });
@@ -256,7 +248,7 @@ test('a server that stalls hits the timeout; a caller abort stops the turn; both
     // ...and nothing more.
   };
   const before = closedEarly.length;
-  const stalled = await errorOf(
+  const stalled = await providerErrorOf(
     collectChat(client({ timeoutMs: 300 }).chat({ messages: [{ role: 'user', content: 'hi' }] })),
   );
   assert.equal(stalled.code, 'timeout');
@@ -265,7 +257,7 @@ test('a server that stalls hits the timeout; a caller abort stops the turn; both
 
   const controller = new AbortController();
   const seen: string[] = [];
-  const aborted = await errorOf(
+  const aborted = await providerErrorOf(
     (async () => {
       for await (const delta of client().chat({
         messages: [{ role: 'user', content: 'hi' }],
@@ -311,17 +303,19 @@ test('an unreachable server is a network error without the key; bad arguments ar
     model: 'm',
     timeoutMs: 5000,
   });
-  const error = await errorOf(collectChat(unreachable.chat({ messages: [{ role: 'user', content: 'hi' }] })));
+  const error = await providerErrorOf(collectChat(unreachable.chat({ messages: [{ role: 'user', content: 'hi' }] })));
   assert.equal(error.code, 'network');
   assert.match(error.message, /ECONNREFUSED/);
   assertNoKey(error);
 
   const sent = requests.length;
   for (const bad of [{ temperature: 3 }, { maxTokens: 0 }, { maxTokens: 1.5 }]) {
-    const refused = await errorOf(collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }], ...bad })));
+    const refused = await providerErrorOf(
+      collectChat(client().chat({ messages: [{ role: 'user', content: 'hi' }], ...bad })),
+    );
     assert.equal(refused.code, 'invalid_request');
   }
-  assert.equal((await errorOf(collectChat(client().chat({ messages: [] })))).code, 'invalid_request');
+  assert.equal((await providerErrorOf(collectChat(client().chat({ messages: [] })))).code, 'invalid_request');
   assert.equal(requests.length, sent);
 });
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { ConfigError, loadConfig } from '../../config.js';
 import { startS3Server, type TestS3Server } from '../../../test/s3-server.js';
-import { isProviderError, type ProviderError } from '../provider-error.js';
+import { providerErrorOf } from '../../../test/provider-errors.js';
 import { createLocalStorage, createObjectStorage, type ObjectStorage } from './index.js';
 import { createS3Storage } from './s3-storage.js';
 
@@ -16,16 +16,6 @@ async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(isProviderError(error), `expected a ProviderError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a failure');
 }
 
 /** Deterministic bytes: `size` of them, in chunks of `chunk`, so streams arrive in many pieces. */
@@ -91,15 +81,15 @@ function storageContract(driverName: string, make: () => ObjectStorage, { strict
         assert.equal(part.size, 20, 'size is the whole object');
       }
       assert.equal(
-        (await errorOf(storage.get('calls/c1/recording.wav', { range: { start: 20 } }))).code,
+        (await providerErrorOf(storage.get('calls/c1/recording.wav', { range: { start: 20 } }))).code,
         'range_not_satisfiable',
       );
       assert.equal(
-        (await errorOf(storage.get('calls/c1/recording.wav', { range: { start: 5, end: 2 } }))).code,
+        (await providerErrorOf(storage.get('calls/c1/recording.wav', { range: { start: 5, end: 2 } }))).code,
         'invalid_request',
       );
       assert.equal(
-        (await errorOf(storage.get('calls/c1/recording.wav', { range: { start: -1 } }))).code,
+        (await providerErrorOf(storage.get('calls/c1/recording.wav', { range: { start: -1 } }))).code,
         'invalid_request',
       );
     });
@@ -129,15 +119,18 @@ function storageContract(driverName: string, make: () => ObjectStorage, { strict
       await storage.delete('notes/a.txt');
       await storage.delete('notes/a.txt');
       assert.equal(await storage.exists('notes/a.txt'), false);
-      assert.equal((await errorOf(storage.get('notes/a.txt'))).code, 'not_found');
-      assert.equal((await errorOf(storage.get('never/was.txt'))).code, 'not_found');
+      assert.equal((await providerErrorOf(storage.get('notes/a.txt'))).code, 'not_found');
+      assert.equal((await providerErrorOf(storage.get('never/was.txt'))).code, 'not_found');
 
       await storage.put('empty.bin', Buffer.alloc(0), { contentType: 'application/octet-stream' });
       const empty = await storage.get('empty.bin');
       assert.equal(empty.size, 0);
       assert.equal((await readAll(empty.stream)).length, 0);
       if (strictRanges)
-        assert.equal((await errorOf(storage.get('empty.bin', { range: { start: 0 } }))).code, 'range_not_satisfiable');
+        assert.equal(
+          (await providerErrorOf(storage.get('empty.bin', { range: { start: 0 } }))).code,
+          'range_not_satisfiable',
+        );
 
       const unicode = 'recordings/Zoë Müller – call #1 (v2).wav';
       await storage.put(unicode, Buffer.from('RIFF'), { contentType: 'audio/wav' });
@@ -146,15 +139,18 @@ function storageContract(driverName: string, make: () => ObjectStorage, { strict
 
     test('invalid keys and content types are refused before anything is written', async () => {
       for (const key of INVALID_KEYS) {
-        const refused = await errorOf(storage.put(key, Buffer.from('x'), { contentType: 'text/plain' }));
+        const refused = await providerErrorOf(storage.put(key, Buffer.from('x'), { contentType: 'text/plain' }));
         assert.equal(refused.code, 'invalid_request', JSON.stringify(key));
         assert.match(refused.message, /^invalid object key/);
-        assert.equal((await errorOf(storage.get(key))).code, 'invalid_request');
-        assert.equal((await errorOf(storage.exists(key))).code, 'invalid_request');
-        assert.equal((await errorOf(storage.delete(key))).code, 'invalid_request');
+        assert.equal((await providerErrorOf(storage.get(key))).code, 'invalid_request');
+        assert.equal((await providerErrorOf(storage.exists(key))).code, 'invalid_request');
+        assert.equal((await providerErrorOf(storage.delete(key))).code, 'invalid_request');
       }
       for (const contentType of ['', 'text/plain\r\nx-injected: 1', 'ü/ü']) {
-        assert.equal((await errorOf(storage.put('ok.txt', Buffer.from('x'), { contentType }))).code, 'invalid_request');
+        assert.equal(
+          (await providerErrorOf(storage.put('ok.txt', Buffer.from('x'), { contentType }))).code,
+          'invalid_request',
+        );
       }
       assert.equal(await storage.exists('ok.txt'), false);
     });
@@ -210,7 +206,7 @@ describe('local storage on disk', () => {
       // Node's recursive mkdir spins forever here: /proc holds no directories of ours.
       ['/proc/parley-nope/objects', 'ENOENT'],
     ] as const) {
-      const refused = await errorOf(createLocalStorage({ dir: path }).check());
+      const refused = await providerErrorOf(createLocalStorage({ dir: path }).check());
       assert.equal(refused.code, 'unavailable');
       assert.equal(refused.message, `the storage directory ${path} cannot be written (${code})`);
     }
@@ -268,16 +264,16 @@ describe('local storage on disk', () => {
   test('a key cannot be both an object and a folder', async () => {
     await storage.put('clash/a', Buffer.from('file'), { contentType: 'text/plain' });
     assert.equal(
-      (await errorOf(storage.put('clash/a/b', Buffer.from('x'), { contentType: 'text/plain' }))).code,
+      (await providerErrorOf(storage.put('clash/a/b', Buffer.from('x'), { contentType: 'text/plain' }))).code,
       'invalid_request',
     );
     await storage.put('clash2/a/b', Buffer.from('x'), { contentType: 'text/plain' });
     assert.equal(
-      (await errorOf(storage.put('clash2/a', Buffer.from('x'), { contentType: 'text/plain' }))).code,
+      (await providerErrorOf(storage.put('clash2/a', Buffer.from('x'), { contentType: 'text/plain' }))).code,
       'invalid_request',
     );
     assert.equal(await storage.exists('clash2/a'), false);
-    assert.equal((await errorOf(storage.get('clash2/a'))).code, 'not_found');
+    assert.equal((await providerErrorOf(storage.get('clash2/a'))).code, 'not_found');
     await storage.delete('clash2/a');
     assert.equal((await readAll((await storage.get('clash2/a/b')).stream)).toString(), 'x');
   });
@@ -294,7 +290,7 @@ describe('storage configuration', () => {
 
     assert.equal(loadConfig({ DATA_DIR: ':memory:', STORAGE_DIR: '/srv/objects' }).storage.driver, 'local');
     const inMemory = loadConfig({ DATA_DIR: ':memory:' }).storage;
-    assert.equal((await errorOf(createObjectStorage(inMemory))).code, 'unavailable');
+    assert.equal((await providerErrorOf(createObjectStorage(inMemory))).code, 'unavailable');
     assert.throws(() => loadConfig({ STORAGE_DRIVER: 'ftp' }), /STORAGE_DRIVER must be one of local, s3/);
   });
 
@@ -314,7 +310,7 @@ describe('storage configuration', () => {
     await storage.check();
     await storage.close();
     const missing = await createObjectStorage(loadConfig({ ...env, S3_BUCKET: 'no-such-bucket' }).storage);
-    const noBucket = await errorOf(missing.check());
+    const noBucket = await providerErrorOf(missing.check());
     assert.equal(noBucket.code, 'unavailable');
     assert.equal(noBucket.message, 'no bucket no-such-bucket');
     await missing.close();
@@ -323,7 +319,7 @@ describe('storage configuration', () => {
     const wrong = await createObjectStorage(
       loadConfig({ ...env, S3_ACCESS_KEY_ID: 'AKIAUNKNOWN', S3_SECRET_ACCESS_KEY: secret }).storage,
     );
-    const refused = await errorOf(wrong.put('nope.txt', Buffer.from('x'), { contentType: 'text/plain' }));
+    const refused = await providerErrorOf(wrong.put('nope.txt', Buffer.from('x'), { contentType: 'text/plain' }));
     assert.equal(refused.code, 'upstream_error');
     assert.equal(refused.status, 403);
     assert.match(refused.message, /InvalidAccessKeyId/);
@@ -332,7 +328,7 @@ describe('storage configuration', () => {
         !refused.message.includes(secret) &&
         !refused.stack!.includes(secret),
     );
-    assert.equal((await errorOf(wrong.check())).code, 'upstream_error');
+    assert.equal((await providerErrorOf(wrong.check())).code, 'upstream_error');
     await wrong.close();
 
     assert.throws(() => loadConfig({ STORAGE_DRIVER: 's3' }), /S3_BUCKET is required/);

@@ -2,7 +2,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type FakeDeepgram, startFakeDeepgram } from '../../../test/fixtures/deepgram-server.js';
 import { resample } from '../../lib/wav.js';
-import { isProviderError, type ProviderError } from '../provider-error.js';
+import { isProviderError } from '../provider-error.js';
+import { providerErrorOf } from '../../../test/provider-errors.js';
 import { createEspeakTts } from '../tts/index.js';
 import {
   createDeepgramStt,
@@ -85,16 +86,6 @@ const isEnd = (event: SttEvent) => event.type === 'utterance_end';
 const isError = (event: SttEvent) => event.type === 'error';
 const finals = (events: SttEvent[]) => events.filter(isFinalText) as Extract<SttEvent, { type: 'transcript' }>[];
 const ends = (events: SttEvent[]) => events.filter(isEnd) as Extract<SttEvent, { type: 'utterance_end' }>[];
-
-async function errorOf(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(isProviderError(error), `expected a ProviderError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a failure');
-}
 
 describe('deepgram adapter against a local server speaking its protocol', () => {
   let server: FakeDeepgram;
@@ -244,7 +235,7 @@ describe('deepgram adapter against a local server speaking its protocol', () => 
   });
 
   test('a refused key is a clear error at open, without the key in it', async () => {
-    const error = await errorOf(open(recorder(), {}, stt({ apiKey: 'wrong-secret-key' })));
+    const error = await providerErrorOf(open(recorder(), {}, stt({ apiKey: 'wrong-secret-key' })));
     assert.equal(error.code, 'invalid_request');
     assert.equal(error.status, 401);
     assert.match(error.message, /refused the API key \(401\): Invalid credentials/);
@@ -261,7 +252,7 @@ describe('deepgram adapter against a local server speaking its protocol', () => 
     assert.ok(event.type === 'error');
     assert.equal(event.error.code, 'network');
     assert.match(event.error.message, /connection was lost/);
-    assert.equal(await errorOf(session.finish()), event.error);
+    assert.equal(await providerErrorOf(session.finish()), event.error);
     assert.throws(() => session.send(silence(20)), /connection was lost/);
     assert.equal(rec.events.filter(isError).length, 1);
   });
@@ -271,7 +262,7 @@ describe('deepgram adapter against a local server speaking its protocol', () => 
     const rec = recorder();
     const session = await open(rec, {}, stt({ timeoutMs: 50 }));
     sendInFrames(session, silence(100));
-    const error = await errorOf(session.finish());
+    const error = await providerErrorOf(session.finish());
     assert.equal(error.code, 'timeout');
     assert.deepEqual(rec.events, [{ type: 'error', error }]);
   });
@@ -286,7 +277,7 @@ describe('deepgram adapter against a local server speaking its protocol', () => 
     assert.ok(event.type === 'error');
     assert.equal(event.error.code, 'bad_response');
     assert.match(event.error.message, /channel\.alternatives\[0\]\.transcript/);
-    await errorOf(session.finish());
+    await providerErrorOf(session.finish());
   });
 
   test('abort() drops the stream at once; finish() then fails as aborted', async () => {
@@ -295,15 +286,18 @@ describe('deepgram adapter against a local server speaking its protocol', () => 
     sendInFrames(session, silence(100));
     const finishing = session.finish();
     session.abort();
-    assert.equal((await errorOf(finishing)).code, 'aborted');
-    assert.equal((await errorOf(session.finish())).code, 'aborted');
+    assert.equal((await providerErrorOf(finishing)).code, 'aborted');
+    assert.equal((await providerErrorOf(session.finish())).code, 'aborted');
     assert.throws(() => session.send(silence(20)), /aborted/);
     assert.deepEqual(rec.events, []);
   });
 
   test('refused before connecting: a rate that is not 8 or 16 kHz, μ-law at 16 kHz', async () => {
     const rec = recorder();
-    assert.equal((await errorOf(open(rec, { sampleRate: 44100 as 8000 }))).code, 'invalid_request');
-    assert.equal((await errorOf(open(rec, { sampleRate: 16000 }, stt({ encoding: 'mulaw' })))).code, 'invalid_request');
+    assert.equal((await providerErrorOf(open(rec, { sampleRate: 44100 as 8000 }))).code, 'invalid_request');
+    assert.equal(
+      (await providerErrorOf(open(rec, { sampleRate: 16000 }, stt({ encoding: 'mulaw' })))).code,
+      'invalid_request',
+    );
   });
 });

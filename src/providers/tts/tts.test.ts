@@ -4,18 +4,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../../config.js';
 import { decodeWav, encodeWav, resample } from '../../lib/wav.js';
-import { isProviderError, type ProviderError } from '../provider-error.js';
+import { providerErrorOf } from '../../../test/provider-errors.js';
 import { createEspeakTts, createOpenAiTts, createTtsProvider, type TtsProvider } from './index.js';
-
-async function errorOf(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(isProviderError(error), `expected a ProviderError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a failure');
-}
 
 function rms(samples: Int16Array): number {
   let sum = 0;
@@ -76,17 +66,17 @@ describe('espeak-ng (offline)', () => {
   });
 
   test('bad input is refused: an unknown voice, a voice that is not an id, no text, too much text', async () => {
-    const unknown = await errorOf(tts.synthesize('Hello', 'xx-nope'));
+    const unknown = await providerErrorOf(tts.synthesize('Hello', 'xx-nope'));
     assert.equal(unknown.code, 'invalid_request');
     assert.match(unknown.message, /voice does not exist/);
     for (const voice of ['-w', 'en us', '', 'en-us;rm', '../en']) {
-      assert.equal((await errorOf(tts.synthesize('Hello', voice))).code, 'invalid_request', voice);
+      assert.equal((await providerErrorOf(tts.synthesize('Hello', voice))).code, 'invalid_request', voice);
     }
-    assert.equal((await errorOf(tts.synthesize('   ', 'en-us'))).code, 'invalid_request');
-    assert.equal((await errorOf(tts.synthesize('a'.repeat(4097), 'en-us'))).code, 'invalid_request');
+    assert.equal((await providerErrorOf(tts.synthesize('   ', 'en-us'))).code, 'invalid_request');
+    assert.equal((await providerErrorOf(tts.synthesize('a'.repeat(4097), 'en-us'))).code, 'invalid_request');
     const aborted = new AbortController();
     aborted.abort();
-    assert.equal((await errorOf(tts.synthesize('Hello', 'en-us', { signal: aborted.signal }))).code, 'aborted');
+    assert.equal((await providerErrorOf(tts.synthesize('Hello', 'en-us', { signal: aborted.signal }))).code, 'aborted');
     // The engine still works after all that.
     assert.ok(seconds(await tts.synthesize('Still here.', 'en-us')) > 0.3);
   });
@@ -94,11 +84,11 @@ describe('espeak-ng (offline)', () => {
   test('without the optional package: "unavailable", no voices, and it stays that way without retrying', async () => {
     const missing = createEspeakTts({ moduleName: 'espeak-ng-that-is-not-installed' });
     try {
-      const error = await errorOf(missing.synthesize('Hello', 'en-us'));
+      const error = await providerErrorOf(missing.synthesize('Hello', 'en-us'));
       assert.equal(error.code, 'unavailable');
       assert.match(error.message, /optional package "espeak-ng-that-is-not-installed" could not be loaded/);
       assert.deepEqual(await missing.voices(), []);
-      assert.equal(await errorOf(missing.synthesize('Hello again', 'en-us')), error, 'remembered');
+      assert.equal(await providerErrorOf(missing.synthesize('Hello again', 'en-us')), error, 'remembered');
     } finally {
       await missing.close();
     }
@@ -175,7 +165,7 @@ describe('openai speech (against a local server speaking the protocol)', () => {
       res.end(JSON.stringify({ error: { message: `Invalid voice for key ${API_KEY}` } }));
     };
     const tts = createOpenAiTts({ baseUrl, apiKey: API_KEY, model: 'tts-1', timeoutMs: 300 });
-    const refused = await errorOf(tts.synthesize('Hi.', 'alloy'));
+    const refused = await providerErrorOf(tts.synthesize('Hi.', 'alloy'));
     assert.equal(refused.code, 'upstream_error');
     assert.equal(refused.status, 400);
     assert.ok(
@@ -185,14 +175,14 @@ describe('openai speech (against a local server speaking the protocol)', () => {
     );
 
     handler = (_req, res) => res.end('{"not":"audio"}');
-    assert.equal((await errorOf(tts.synthesize('Hi.', 'alloy'))).code, 'bad_response');
+    assert.equal((await providerErrorOf(tts.synthesize('Hi.', 'alloy'))).code, 'bad_response');
 
     handler = (_req, res) => res.writeHead(200, { 'content-type': 'audio/wav' }).write('RIFF');
-    assert.equal((await errorOf(tts.synthesize('Hi.', 'alloy'))).code, 'timeout');
+    assert.equal((await providerErrorOf(tts.synthesize('Hi.', 'alloy'))).code, 'timeout');
 
     const sent = requests.length;
-    assert.equal((await errorOf(tts.synthesize('Hi.', '../../etc'))).code, 'invalid_request');
-    assert.equal((await errorOf(tts.synthesize('', 'alloy'))).code, 'invalid_request');
+    assert.equal((await providerErrorOf(tts.synthesize('Hi.', '../../etc'))).code, 'invalid_request');
+    assert.equal((await providerErrorOf(tts.synthesize('', 'alloy'))).code, 'invalid_request');
     assert.equal(requests.length, sent, 'nothing sent for bad input');
   });
 
@@ -202,7 +192,7 @@ describe('openai speech (against a local server speaking the protocol)', () => {
     await offline.close();
 
     const none = createTtsProvider(loadConfig({ TTS_PROVIDER: 'none' }).tts);
-    assert.equal((await errorOf(none.synthesize('Hi.', 'x'))).code, 'unavailable');
+    assert.equal((await providerErrorOf(none.synthesize('Hi.', 'x'))).code, 'unavailable');
     assert.deepEqual(await none.voices(), []);
 
     const config = loadConfig({
