@@ -81,22 +81,7 @@ export function buildRequest(fields: RequestFields): SipRequest {
  * Request-URI and CSeq number, and the To of the response (with its tag) (RFC 3261 17.1.1.3).
  */
 export function buildAckForFailure(invite: SipRequest, response: SipResponse): SipRequest {
-  const cseq = parseCSeq(requireHeader(invite, 'CSeq'));
-  return {
-    kind: 'request',
-    method: 'ACK',
-    uri: invite.uri,
-    headers: [
-      { name: 'Via', value: requireHeader(invite, 'Via') },
-      { name: 'Max-Forwards', value: '70' },
-      ...getHeaders(invite, 'Route').map((value) => ({ name: 'Route', value })),
-      { name: 'From', value: requireHeader(invite, 'From') },
-      { name: 'To', value: requireHeader(response, 'To') },
-      { name: 'Call-ID', value: requireHeader(invite, 'Call-ID') },
-      { name: 'CSeq', value: `${cseq.seq} ACK` },
-    ],
-    body: Buffer.alloc(0),
-  };
+  return requestOfInviteTransaction(invite, 'ACK', requireHeader(response, 'To'));
 }
 
 /**
@@ -141,19 +126,24 @@ export function buildAckFor2xx(
  * Call-ID, Route and CSeq number (RFC 3261 9.1).
  */
 export function buildCancel(invite: SipRequest): SipRequest {
+  return requestOfInviteTransaction(invite, 'CANCEL', requireHeader(invite, 'To'));
+}
+
+/** A request in the INVITE's own transaction: its Request-URI, top Via (branch), From, Call-ID, Route, CSeq number. */
+function requestOfInviteTransaction(invite: SipRequest, method: 'ACK' | 'CANCEL', to: string): SipRequest {
   const cseq = parseCSeq(requireHeader(invite, 'CSeq'));
   return {
     kind: 'request',
-    method: 'CANCEL',
+    method,
     uri: invite.uri,
     headers: [
       { name: 'Via', value: requireHeader(invite, 'Via') },
       { name: 'Max-Forwards', value: '70' },
       ...getHeaders(invite, 'Route').map((value) => ({ name: 'Route', value })),
       { name: 'From', value: requireHeader(invite, 'From') },
-      { name: 'To', value: requireHeader(invite, 'To') },
+      { name: 'To', value: to },
       { name: 'Call-ID', value: requireHeader(invite, 'Call-ID') },
-      { name: 'CSeq', value: `${cseq.seq} CANCEL` },
+      { name: 'CSeq', value: `${cseq.seq} ${method}` },
     ],
     body: Buffer.alloc(0),
   };
